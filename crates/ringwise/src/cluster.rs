@@ -1,0 +1,224 @@
+//! The cluster file: one TOML document that describes a placement.
+//!
+//! ```toml
+//! algorithm = "ring"      # optional, default "ring"
+//! hash = "xxh3"           # optional, default "xxh3"
+//! vnodes = 160            # optional, default 160
+//! # secret = "00112233445566778899aabbccddeeff"   # required by hash = "siphash"
+//!
+//! [[nodes]]
+//! name = "cache-a"
+//! weight = 2              # optional, default 1; fractions allowed
+//! zone = "eu-west-1a"     # optional
+//! ```
+//!
+//! Every error names the line and, where there is one, the field. Unknown
+//! keys are errors (a typo like `vnode = 100` must not silently mean 160).
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::hash::StableHash;
+use crate::node::NodeTable;
+use crate::ring::{DEFAULT_VNODES, Ring};
+use crate::Error;
+
+/// The names accepted for `algorithm`.
+pub const ALGORITHMS: [&str; 1] = ["ring"];
+
+/// Which placement algorithm a cluster uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// [`Ring`]: the Karger ring with virtual nodes.
+    #[default]
+    Ring,
+}
+
+impl FromStr for Algorithm {
+    type Err = Error;
+
+    fn from_str(name: &str) -> Result<Self, Error> {
+        match name {
+            "ring" => Ok(Algorithm::Ring),
+            _ => Err(Error::UnknownAlgorithm { name: name.into() }),
+        }
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Algorithm::Ring => "ring",
+        })
+    }
+}
+
+/// A validated cluster description.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterSpec {
+    /// The placement algorithm.
+    pub algorithm: Algorithm,
+    /// The hash of keys and points.
+    pub hash: StableHash,
+    /// Virtual nodes per unit of weight.
+    pub vnodes: u32,
+    /// The members.
+    pub nodes: NodeTable,
+}
+
+impl ClusterSpec {
+    /// Builds the ring this spec describes.
+    pub fn ring(&self) -> Result<Ring, Error> {
+        Ring::from_table(self.nodes.clone(), self.vnodes, self.hash)
+    }
+}
+
+#[cfg(feature = "cluster-file")]
+mod file {
+    use std::collections::HashMap;
+
+    use serde::Deserialize;
+    use toml::Spanned;
+
+    use super::*;
+    use crate::node::Node;
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct RawCluster {
+        algorithm: Option<Spanned<String>>,
+        hash: Option<Spanned<String>>,
+        vnodes: Option<Spanned<u32>>,
+        secret: Option<Spanned<String>>,
+        nodes: Spanned<Vec<RawNode>>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct RawNode {
+        name: Spanned<String>,
+        weight: Option<Spanned<f64>>,
+        zone: Option<Spanned<String>>,
+    }
+
+    impl ClusterSpec {
+        /// Parses and validates a cluster file. Nothing is built on error.
+        pub fn from_toml(text: &str) -> Result<Self, Error> {
+            let at = |span: std::ops::Range<usize>, field: &str, error: Error| {
+                let message = match error {
+                    Error::ClusterFile { message, .. } => message,
+                    other => other.to_string(),
+                };
+                Error::ClusterFile {
+                    line: Some(line_of(text, span.start)),
+                    field: Some(field.to_owned()),
+                    message,
+                }
+            };
+            let raw: RawCluster = toml::from_str(text).map_err(|e| Error::ClusterFile {
+                line: e.span().map(|s| line_of(text, s.start)),
+                field: None,
+                message: e.message().trim().to_owned(),
+            })?;
+            let algorithm = match &raw.algorithm {
+                Some(a) => a.get_ref().parse().map_err(|e| at(a.span(), "algorithm", e))?,
+                None => Algorithm::default(),
+            };
+            let hash = parse_hash(&raw).map_err(|(span, field, e)| at(span, field, e))?;
+            let vnodes = match &raw.vnodes {
+                Some(v) if *v.get_ref() == 0 || *v.get_ref() > crate::MAX_VNODES => {
+                    let e = Error::InvalidVnodes { vnodes: (*v.get_ref()).into() };
+                    return Err(at(v.span(), "vnodes", e));
+                }
+                Some(v) => *v.get_ref(),
+                None => DEFAULT_VNODES,
+            };
+            if raw.nodes.get_ref().is_empty() {
+                let e = Error::ClusterFile {
+                    line: None,
+                    field: None,
+                    message: "the cluster has no nodes: add at least one [[nodes]] table".into(),
+                };
+                return Err(at(raw.nodes.span(), "nodes", e));
+            }
+            let mut nodes = Vec::with_capacity(raw.nodes.get_ref().len());
+            let mut seen: HashMap<&str, usize> = HashMap::new();
+            for raw_node in raw.nodes.get_ref() {
+                let name = &raw_node.name;
+                let node = Node {
+                    name: name.get_ref().clone(),
+                    weight: raw_node.weight.as_ref().map_or(1.0, |w| *w.get_ref()),
+                    zone: raw_node.zone.as_ref().map(|z| z.get_ref().clone()),
+                };
+                if let Err(e) = node.validate() {
+                    let (span, field) = match e {
+                        Error::InvalidWeight { .. } => {
+                            (raw_node.weight.as_ref().map(Spanned::span), "weight")
+                        }
+                        Error::InvalidZone { .. } => {
+                            (raw_node.zone.as_ref().map(Spanned::span), "zone")
+                        }
+                        _ => (None, "name"),
+                    };
+                    return Err(at(span.unwrap_or_else(|| name.span()), field, e));
+                }
+                let line = line_of(text, name.span().start);
+                if let Some(first) = seen.insert(name.get_ref(), line) {
+                    let e = Error::ClusterFile {
+                        line: None,
+                        field: None,
+                        message: format!(
+                            "duplicate node {:?} (first defined on line {first}): \
+                             every node needs a unique name",
+                            name.get_ref()
+                        ),
+                    };
+                    return Err(at(name.span(), "name", e));
+                }
+                nodes.push(node);
+            }
+            let nodes = NodeTable::new(nodes)?;
+            let spec = ClusterSpec {
+                algorithm,
+                hash,
+                vnodes,
+                nodes,
+            };
+            // Catch limits such as too many points now, not at first use.
+            spec.ring().map_err(|e| at(raw.nodes.span(), "nodes", e))?;
+            Ok(spec)
+        }
+    }
+
+    type Located = (std::ops::Range<usize>, &'static str, Error);
+
+    fn parse_hash(raw: &RawCluster) -> Result<StableHash, Located> {
+        let secret = raw.secret.as_ref();
+        let Some(hash) = &raw.hash else {
+            return match secret {
+                None => Ok(StableHash::default()),
+                Some(s) => Err((
+                    s.span(),
+                    "secret",
+                    Error::InvalidSecret {
+                        reason: "a secret needs `hash = \"siphash\"`; the default xxh3 is unkeyed"
+                            .into(),
+                    },
+                )),
+            };
+        };
+        StableHash::from_name(hash.get_ref(), secret.map(|s| s.get_ref().as_str())).map_err(|e| {
+            match (&e, secret) {
+                (Error::InvalidSecret { .. }, Some(s)) => (s.span(), "secret", e),
+                _ => (hash.span(), "hash", e),
+            }
+        })
+    }
+
+    /// 1-based line of a byte offset.
+    fn line_of(text: &str, offset: usize) -> usize {
+        let end = offset.min(text.len());
+        text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+    }
+}

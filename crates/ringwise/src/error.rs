@@ -1,0 +1,103 @@
+//! The one error type of the crate.
+//!
+//! Every variant carries the offending value and says how to fix it, so a
+//! caller can print it as is. Builders return these before anything changes:
+//! a failed build or membership change leaves the previous snapshot intact.
+
+use std::fmt;
+
+/// Everything that can go wrong when describing a cluster.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A node name was empty, too long or held a control character.
+    InvalidName { name: String, reason: &'static str },
+    /// Two nodes share a name.
+    DuplicateNode { name: String },
+    /// A weight was not finite, not positive or above [`crate::MAX_WEIGHT`].
+    InvalidWeight { node: String, weight: f64 },
+    /// A zone name was empty or held a control character.
+    InvalidZone { node: String, zone: String },
+    /// `vnodes` was 0 or above [`crate::MAX_VNODES`].
+    InvalidVnodes { vnodes: u64 },
+    /// The ring would hold more points than [`crate::MAX_POINTS`].
+    TooManyPoints { points: u64 },
+    /// A membership change named a node that is not in the cluster.
+    UnknownNode { name: String },
+    /// A hash name that ringwise does not know.
+    UnknownHash { name: String },
+    /// An algorithm name that ringwise does not know.
+    UnknownAlgorithm { name: String },
+    /// `siphash` was chosen without a secret, or a secret was malformed.
+    InvalidSecret { reason: String },
+    /// A cluster file could not be parsed or failed validation.
+    ClusterFile {
+        line: Option<usize>,
+        field: Option<String>,
+        message: String,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidName { name, reason } => {
+                write!(f, "invalid node name {name:?}: {reason}")
+            }
+            Error::DuplicateNode { name } => write!(
+                f,
+                "duplicate node {name:?}: every node needs a unique name; remove or rename one"
+            ),
+            Error::InvalidWeight { node, weight } => write!(
+                f,
+                "node {node:?} has weight {weight}: a weight must be a finite number \
+                 greater than 0 and at most {}",
+                crate::MAX_WEIGHT
+            ),
+            Error::InvalidZone { node, zone } => write!(
+                f,
+                "node {node:?} has zone {zone:?}: a zone must be non-empty text without \
+                 control characters (leave it out if the node has none)"
+            ),
+            Error::InvalidVnodes { vnodes } => write!(
+                f,
+                "vnodes = {vnodes}: use between 1 and {} virtual nodes per unit of weight",
+                crate::MAX_VNODES
+            ),
+            Error::TooManyPoints { points } => write!(
+                f,
+                "the ring would hold {points} points, more than the limit of {}: \
+                 lower vnodes or the weights",
+                crate::MAX_POINTS
+            ),
+            Error::UnknownNode { name } => write!(f, "no node named {name:?} in the cluster"),
+            Error::UnknownHash { name } => write!(
+                f,
+                "unknown hash {name:?}: expected one of {}",
+                crate::hash::NAMES.join(", ")
+            ),
+            Error::UnknownAlgorithm { name } => write!(
+                f,
+                "unknown algorithm {name:?}: expected one of {}",
+                crate::cluster::ALGORITHMS.join(", ")
+            ),
+            Error::InvalidSecret { reason } => write!(f, "invalid secret: {reason}"),
+            Error::ClusterFile {
+                line,
+                field,
+                message,
+            } => {
+                f.write_str("cluster file")?;
+                if let Some(line) = line {
+                    write!(f, ", line {line}")?;
+                }
+                if let Some(field) = field {
+                    write!(f, ", field `{field}`")?;
+                }
+                write!(f, ": {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,226 @@
+//! Stable hash functions: key bytes in, `u64` out.
+//!
+//! Placement must not depend on the process, platform or Rust version, so
+//! ringwise never uses `std::hash::Hash`, `DefaultHasher` or `RandomState`
+//! (Rust's own `Hash` impls and SipHash keys may change between releases and
+//! runs). Every function here is a published algorithm with a stable name used
+//! in cluster files, on the command line and from Python:
+//!
+//! | name      | definition                                                    |
+//! |-----------|---------------------------------------------------------------|
+//! | `md5`     | first 8 bytes of the MD5 digest, big-endian (the seed recipe)  |
+//! | `xxh3`    | XXH3 64-bit, seed 0 (the default: fastest and well mixed)      |
+//! | `xxh64`   | XXH64, seed 0                                                 |
+//! | `murmur3` | MurmurHash3 x64_128, seed 0, the first half `h1`               |
+//! | `fnv1a64` | 64-bit FNV-1a                                                 |
+//! | `siphash` | SipHash-2-4 keyed with the cluster's 128-bit secret           |
+//!
+//! Why `siphash`: with a public hash anyone who can choose keys can find many
+//! that land on one node and overload it. A keyed hash with a secret shared by
+//! the cluster's clients makes that guess impossible.
+
+use std::fmt;
+use std::str::FromStr;
+
+use md5::{Digest, Md5};
+use siphasher::sip::SipHasher24;
+
+use crate::Error;
+
+/// A stable 64-bit hash of key bytes.
+///
+/// Implement it to bring your own function (tests use a deliberately weak
+/// 8-bit one). It must be a pure function of the bytes.
+pub trait KeyHasher {
+    /// The hash of `bytes`.
+    fn hash(&self, bytes: &[u8]) -> u64;
+}
+
+/// The names accepted by [`StableHash::from_str`], in documentation order.
+pub const NAMES: [&str; 6] = ["md5", "xxh3", "xxh64", "murmur3", "fnv1a64", "siphash"];
+
+/// The built-in stable hashes, chosen by name.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum StableHash {
+    /// First 8 bytes of MD5, big-endian: the seed recipe.
+    Md5,
+    /// XXH3-64 with seed 0. The default.
+    #[default]
+    Xxh3,
+    /// XXH64 with seed 0.
+    Xxh64,
+    /// MurmurHash3 x64_128 with seed 0, `h1` (the first 8 digest bytes, little-endian).
+    Murmur3,
+    /// 64-bit FNV-1a.
+    Fnv1a64,
+    /// SipHash-2-4 keyed with a 128-bit secret (`k0` = first 8 bytes LE, `k1` = last 8).
+    SipHash { key: [u8; 16] },
+}
+
+impl StableHash {
+    /// The stable name (`md5`, `xxh3`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            StableHash::Md5 => "md5",
+            StableHash::Xxh3 => "xxh3",
+            StableHash::Xxh64 => "xxh64",
+            StableHash::Murmur3 => "murmur3",
+            StableHash::Fnv1a64 => "fnv1a64",
+            StableHash::SipHash { .. } => "siphash",
+        }
+    }
+
+    /// Looks a hash up by name; `secret` is required by `siphash` and rejected
+    /// by the others (a secret that silently does nothing is a trap).
+    pub fn from_name(name: &str, secret: Option<&str>) -> Result<Self, Error> {
+        let hash = match name {
+            "md5" => StableHash::Md5,
+            "xxh3" => StableHash::Xxh3,
+            "xxh64" => StableHash::Xxh64,
+            "murmur3" => StableHash::Murmur3,
+            "fnv1a64" => StableHash::Fnv1a64,
+            "siphash" => {
+                let secret = secret.ok_or_else(|| Error::InvalidSecret {
+                    reason: "hash `siphash` needs a 128-bit secret (32 hex digits)".into(),
+                })?;
+                return Ok(StableHash::SipHash {
+                    key: parse_secret(secret)?,
+                });
+            }
+            _ => return Err(Error::UnknownHash { name: name.into() }),
+        };
+        match secret {
+            None => Ok(hash),
+            Some(_) => Err(Error::InvalidSecret {
+                reason: format!("hash `{name}` takes no secret; only `siphash` is keyed"),
+            }),
+        }
+    }
+}
+
+impl FromStr for StableHash {
+    type Err = Error;
+
+    /// Parses an unkeyed hash name; use [`StableHash::from_name`] for `siphash`.
+    fn from_str(name: &str) -> Result<Self, Error> {
+        StableHash::from_name(name, None)
+    }
+}
+
+impl fmt::Display for StableHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Debug for StableHash {
+    // The secret is never printed.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl KeyHasher for StableHash {
+    #[inline]
+    fn hash(&self, bytes: &[u8]) -> u64 {
+        match self {
+            StableHash::Md5 => md5_prefix(bytes),
+            StableHash::Xxh3 => xxhash_rust::xxh3::xxh3_64(bytes),
+            StableHash::Xxh64 => xxhash_rust::xxh64::xxh64(bytes, 0),
+            StableHash::Murmur3 => murmur3_h1(bytes),
+            StableHash::Fnv1a64 => fnv1a64(bytes),
+            StableHash::SipHash { key } => SipHasher24::new_with_key(key).hash(bytes),
+        }
+    }
+}
+
+impl<H: KeyHasher + ?Sized> KeyHasher for &H {
+    #[inline]
+    fn hash(&self, bytes: &[u8]) -> u64 {
+        (**self).hash(bytes)
+    }
+}
+
+/// The seed recipe's point: `int.from_bytes(md5(s).digest()[:8], "big")`.
+fn md5_prefix(bytes: &[u8]) -> u64 {
+    let digest = Md5::digest(bytes);
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
+}
+
+fn murmur3_h1(bytes: &[u8]) -> u64 {
+    // The crate returns the digest as `h2 << 64 | h1`; reading from a slice
+    // cannot fail.
+    let mut reader = bytes;
+    let full = murmur3::murmur3_x64_128(&mut reader, 0).unwrap_or(0);
+    full as u64
+}
+
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    bytes.iter().fold(OFFSET_BASIS, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(PRIME)
+    })
+}
+
+/// Parses a 128-bit secret written as 32 hexadecimal digits.
+fn parse_secret(text: &str) -> Result<[u8; 16], Error> {
+    let text = text.trim();
+    if text.len() != 32 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::InvalidSecret {
+            reason: format!(
+                "expected exactly 32 hexadecimal digits (128 bits), got {} characters; \
+                 generate one with `openssl rand -hex 16`",
+                text.chars().count()
+            ),
+        });
+    }
+    let mut key = [0u8; 16];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).unwrap_or(0);
+    }
+    Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for name in NAMES {
+            let secret = (name == "siphash").then_some("000102030405060708090a0b0c0d0e0f");
+            let hash = StableHash::from_name(name, secret).expect("known name");
+            assert_eq!(hash.name(), name);
+        }
+    }
+
+    #[test]
+    fn secret_rules() {
+        assert!(matches!(
+            StableHash::from_name("siphash", None),
+            Err(Error::InvalidSecret { .. })
+        ));
+        assert!(matches!(
+            StableHash::from_name("siphash", Some("abc")),
+            Err(Error::InvalidSecret { .. })
+        ));
+        assert!(matches!(
+            StableHash::from_name("xxh3", Some("000102030405060708090a0b0c0d0e0f")),
+            Err(Error::InvalidSecret { .. })
+        ));
+        assert!(matches!(
+            "sha1".parse::<StableHash>(),
+            Err(Error::UnknownHash { .. })
+        ));
+    }
+
+    #[test]
+    fn debug_hides_the_secret() {
+        let hash = StableHash::SipHash { key: [7; 16] };
+        assert_eq!(format!("{hash:?}"), "siphash");
+    }
+}

@@ -1,0 +1,22 @@
+#![doc = include_str!("../../../README.md")]
+
+pub mod cluster;
+mod error;
+pub mod hash;
+mod live;
+mod node;
+mod ring;
+
+pub use cluster::{Algorithm, ClusterSpec};
+pub use error::Error;
+pub use hash::{KeyHasher, StableHash};
+pub use live::{Live, Snapshot};
+pub use node::{MAX_NAME_LEN, MAX_WEIGHT, Node, NodeId, NodeTable};
+pub use ring::{DEFAULT_VNODES, NodeStats, Ring, RingBuilder, RingStats, point_count};
+
+/// Most virtual nodes per unit of weight.
+pub const MAX_VNODES: u32 = 1_000_000;
+
+/// Most points one ring may hold (2^28: 4 GiB of points would not fit the
+/// `u32` index, and 3 GiB of RAM per snapshot is already a mistake).
+pub const MAX_POINTS: u64 = 1 << 28;

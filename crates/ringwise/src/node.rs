@@ -1,0 +1,218 @@
+//! The node table: names, weights and zones, behind dense indices.
+//!
+//! Algorithms never see names: they work on `u64` hashes and [`NodeId`]s,
+//! which index this table. The table is kept **sorted by name (bytes)**, so
+//! the index of a node, and with it every tie-break that uses indices, depends
+//! only on the set of nodes and never on the order they were given in.
+
+use crate::Error;
+
+/// Heaviest weight a node may have. With `vnodes = 1000` this is 10^9 points
+/// before the [`crate::MAX_POINTS`] limit stops it.
+pub const MAX_WEIGHT: f64 = 1_000_000.0;
+
+/// Longest node name, in bytes.
+pub const MAX_NAME_LEN: usize = 1024;
+
+/// Dense index of a node in a [`NodeTable`]: `0..len`, in name order.
+pub type NodeId = u32;
+
+/// One member of a cluster as the user describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// Stable identity (not an address that changes on restart): non-empty
+    /// UTF-8 without control characters, at most [`MAX_NAME_LEN`] bytes.
+    pub name: String,
+    /// Relative capacity: finite, `> 0`, at most [`MAX_WEIGHT`]. Default 1.
+    pub weight: f64,
+    /// Failure domain (rack, availability zone) used by zone-aware replicas.
+    pub zone: Option<String>,
+}
+
+impl Node {
+    /// A node of weight 1 without a zone.
+    pub fn new(name: impl Into<String>) -> Self {
+        Node {
+            name: name.into(),
+            weight: 1.0,
+            zone: None,
+        }
+    }
+
+    /// The same node with another weight.
+    pub fn weight(mut self, weight: f64) -> Self {
+        self.weight = weight;
+        self
+    }
+
+    /// The same node in a zone.
+    pub fn zone(mut self, zone: impl Into<String>) -> Self {
+        self.zone = Some(zone.into());
+        self
+    }
+
+    /// Checks the name, weight and zone of this one node.
+    pub fn validate(&self) -> Result<(), Error> {
+        let bad_name = |reason| Error::InvalidName {
+            name: self.name.clone(),
+            reason,
+        };
+        if self.name.is_empty() {
+            return Err(bad_name("a node name must not be empty"));
+        }
+        if self.name.len() > MAX_NAME_LEN {
+            return Err(bad_name("a node name must be at most 1024 bytes"));
+        }
+        if self.name.chars().any(char::is_control) {
+            return Err(bad_name(
+                "a node name must not contain control characters (tabs, newlines, ...)",
+            ));
+        }
+        if !(self.weight.is_finite() && self.weight > 0.0 && self.weight <= MAX_WEIGHT) {
+            return Err(Error::InvalidWeight {
+                node: self.name.clone(),
+                weight: self.weight,
+            });
+        }
+        if let Some(zone) = &self.zone
+            && (zone.is_empty() || zone.chars().any(char::is_control))
+        {
+            return Err(Error::InvalidZone {
+                node: self.name.clone(),
+                zone: zone.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Validated nodes in name order, with dense zone numbers.
+///
+/// A node without a zone counts as a zone of its own, so zone-aware replica
+/// choice on a cluster without zones is the plain one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeTable {
+    nodes: Vec<Node>,
+    zones: Vec<u32>,
+    zone_count: usize,
+}
+
+impl NodeTable {
+    /// Validates `nodes` and sorts them by name. Errors name the first bad
+    /// node in name order, so they too are independent of input order.
+    pub fn new(nodes: impl IntoIterator<Item = Node>) -> Result<Self, Error> {
+        let mut nodes: Vec<Node> = nodes.into_iter().collect();
+        nodes.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        for node in &nodes {
+            node.validate()?;
+        }
+        if let Some(pair) = nodes.windows(2).find(|w| w[0].name == w[1].name) {
+            return Err(Error::DuplicateNode {
+                name: pair[0].name.clone(),
+            });
+        }
+        Ok(Self::from_sorted(nodes))
+    }
+
+    fn from_sorted(nodes: Vec<Node>) -> Self {
+        let mut named: Vec<&str> = nodes.iter().filter_map(|n| n.zone.as_deref()).collect();
+        named.sort_unstable();
+        named.dedup();
+        let mut next_anonymous = named.len() as u32;
+        let zones = nodes
+            .iter()
+            .map(|node| match &node.zone {
+                // `named` holds every zone, so the search always succeeds.
+                Some(zone) => named.binary_search(&zone.as_str()).unwrap_or(0) as u32,
+                None => {
+                    next_anonymous += 1;
+                    next_anonymous - 1
+                }
+            })
+            .collect();
+        NodeTable {
+            zone_count: next_anonymous as usize,
+            nodes,
+            zones,
+        }
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True when the table has no node.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The node at `id`, if any.
+    pub fn get(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id as usize)
+    }
+
+    /// The name of node `id`. Panics only on an id this table never issued.
+    pub fn name(&self, id: NodeId) -> &str {
+        &self.nodes[id as usize].name
+    }
+
+    /// The index of the node called `name`.
+    pub fn id(&self, name: &str) -> Option<NodeId> {
+        self.position(name).ok().map(|i| i as NodeId)
+    }
+
+    /// True when a node called `name` is in the table.
+    pub fn contains(&self, name: &str) -> bool {
+        self.position(name).is_ok()
+    }
+
+    /// Nodes in id (name) order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &Node> + '_ {
+        self.nodes.iter()
+    }
+
+    /// Dense zone number of node `id`; nodes without a zone get unique ones.
+    pub fn zone_id(&self, id: NodeId) -> u32 {
+        self.zones[id as usize]
+    }
+
+    /// Number of distinct zones, counting each zoneless node as one.
+    pub fn zone_count(&self) -> usize {
+        self.zone_count
+    }
+
+    /// Sum of all weights.
+    pub fn total_weight(&self) -> f64 {
+        self.nodes.iter().map(|n| n.weight).sum()
+    }
+
+    /// A table with `node` added, and the id it got. Ids at or above it
+    /// shift up by one.
+    pub fn with(&self, node: Node) -> Result<(Self, NodeId), Error> {
+        node.validate()?;
+        let at = match self.position(&node.name) {
+            Ok(_) => return Err(Error::DuplicateNode { name: node.name }),
+            Err(at) => at,
+        };
+        let mut nodes = self.nodes.clone();
+        nodes.insert(at, node);
+        Ok((Self::from_sorted(nodes), at as NodeId))
+    }
+
+    /// A table without the node called `name`, and the id it had. Ids above
+    /// it shift down by one.
+    pub fn without(&self, name: &str) -> Result<(Self, NodeId), Error> {
+        let at = self.position(name).map_err(|_| Error::UnknownNode {
+            name: name.to_owned(),
+        })?;
+        let mut nodes = self.nodes.clone();
+        nodes.remove(at);
+        Ok((Self::from_sorted(nodes), at as NodeId))
+    }
+
+    fn position(&self, name: &str) -> Result<usize, usize> {
+        self.nodes
+            .binary_search_by(|n| n.name.as_bytes().cmp(name.as_bytes()))
+    }
+}

@@ -1,0 +1,94 @@
+//! Exact ownership of a ring, like Envoy's min/max hash-ring gauges.
+//!
+//! Point `i` owns the hashes in `(p[i-1], p[i]]`; point 0 also owns the wrap
+//! `(p[last], 2^64)`. Summing these arcs as integers gives each node's exact
+//! share of the hash space, which is the expected share of uniformly hashed
+//! keys. Example on a 100-slot toy ring with points A@10, B@45, C@80: A owns
+//! `(80, 100) ∪ [0, 10]` = 30 slots, B owns 35, C owns 35.
+
+use crate::node::{NodeId, NodeTable};
+
+/// Ownership of one node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeStats {
+    /// The node's id in the ring's table.
+    pub id: NodeId,
+    /// Its name.
+    pub name: String,
+    /// Its weight.
+    pub weight: f64,
+    /// Its zone, if any.
+    pub zone: Option<String>,
+    /// Points it has on the ring.
+    pub points: u64,
+    /// Exact fraction of the hash space it owns.
+    pub share: f64,
+    /// Fraction its weight asks for: `weight / total weight`.
+    pub expected: f64,
+}
+
+impl NodeStats {
+    /// `share / expected`: 1.0 is a perfect fit.
+    pub fn ratio(&self) -> f64 {
+        self.share / self.expected
+    }
+}
+
+/// Ownership of a whole ring.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RingStats {
+    /// One entry per node, in id (name) order.
+    pub nodes: Vec<NodeStats>,
+    /// Largest `share / expected`.
+    pub max: f64,
+    /// Smallest `share / expected`.
+    pub min: f64,
+    /// Population standard deviation of `share / expected` divided by its
+    /// mean; for equal weights, the seed's stddev of load over mean load.
+    pub spread: f64,
+}
+
+impl RingStats {
+    pub(super) fn new(table: &NodeTable, points: &[u64], owners: &[NodeId]) -> Self {
+        let mut arcs = vec![0u128; table.len()];
+        let mut counts = vec![0u64; table.len()];
+        let mut previous = points.last().map_or(0, |&p| i128::from(p) - (1i128 << 64));
+        for (&point, &owner) in points.iter().zip(owners) {
+            arcs[owner as usize] += (i128::from(point) - previous) as u128;
+            counts[owner as usize] += 1;
+            previous = i128::from(point);
+        }
+        let total_weight = table.total_weight();
+        let nodes: Vec<NodeStats> = table
+            .iter()
+            .enumerate()
+            .map(|(i, node)| NodeStats {
+                id: i as NodeId,
+                name: node.name.clone(),
+                weight: node.weight,
+                zone: node.zone.clone(),
+                points: counts[i],
+                share: arcs[i] as f64 / 2f64.powi(64),
+                expected: node.weight / total_weight,
+            })
+            .collect();
+        let ratios: Vec<f64> = nodes.iter().map(NodeStats::ratio).collect();
+        RingStats {
+            max: ratios.iter().copied().fold(f64::NAN, f64::max),
+            min: ratios.iter().copied().fold(f64::NAN, f64::min),
+            spread: relative_stddev(&ratios),
+            nodes,
+        }
+    }
+}
+
+/// Population standard deviation over mean (0 for fewer than one value).
+pub(crate) fn relative_stddev(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    variance.sqrt() / mean
+}
