@@ -1,1 +1,86 @@
-fn main() {}
+//! `ringwise`: look keys up on a cluster and inspect its balance.
+//!
+//! Exit codes: 0 success, 2 bad command line (clap's), 65 invalid cluster
+//! definition (EX_DATAERR), 66 unreadable cluster file (EX_NOINPUT), 74 I/O
+//! error while reading keys or writing results (EX_IOERR).
+
+mod cluster;
+mod inspect;
+mod lookup;
+
+use std::io::ErrorKind;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Consistent hashing: which node owns a key.
+#[derive(Debug, Parser)]
+#[command(name = "ringwise", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the node (or replica list) of each key.
+    Lookup(lookup::Args),
+    /// Print points and exact ownership per node.
+    Inspect(inspect::Args),
+}
+
+/// An error with the exit code it maps to.
+#[derive(Debug)]
+pub struct Failure {
+    code: u8,
+    error: anyhow::Error,
+}
+
+impl Failure {
+    /// The cluster definition is invalid (bad node, weight, hash...).
+    pub fn data(error: impl Into<anyhow::Error>) -> Self {
+        Failure {
+            code: 65,
+            error: error.into(),
+        }
+    }
+
+    /// An input file could not be read.
+    pub fn no_input(error: impl Into<anyhow::Error>) -> Self {
+        Failure {
+            code: 66,
+            error: error.into(),
+        }
+    }
+
+    /// Reading keys or writing results failed.
+    pub fn io(error: std::io::Error) -> Self {
+        Failure {
+            code: 74,
+            error: error.into(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Lookup(args) => lookup::run(args),
+        Command::Inspect(args) => inspect::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // `ringwise lookup ... | head` closes our stdout early: not an error.
+        Err(f) if broken_pipe(&f.error) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("ringwise: error: {:#}", f.error);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == ErrorKind::BrokenPipe)
+}

@@ -1,0 +1,130 @@
+//! `ringwise lookup`: the owner (or replica list) of each key.
+//!
+//! Keys come from the arguments or, with none, from stdin one per line. Keys
+//! are bytes: a trailing `\n` or `\r\n` is not part of the key, anything else
+//! is. Output is buffered and written as it goes: every lookup succeeds once
+//! the cluster is valid, so an error can only come before the first line or
+//! from I/O.
+
+use std::io::{self, BufRead, BufWriter, Write};
+
+use clap::ValueEnum;
+use ringwise::{NodeId, Ring};
+
+use crate::Failure;
+use crate::cluster::ClusterArgs;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    cluster: ClusterArgs,
+    /// Number of distinct nodes to list per key, in preference order.
+    #[arg(long, value_name = "R", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    replicas: u32,
+    /// Prefer replicas in zones not used yet (nodes need `zone`s).
+    #[arg(long)]
+    zones: bool,
+    /// Output: `KEY<TAB>NODE[,NODE...]` lines, or one JSON object per line.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Keys to look up; with none, read keys from stdin, one per line.
+    keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let ring = args.cluster.ring()?;
+    if ring.is_empty() {
+        return Err(Failure::data(anyhow::anyhow!("the cluster has no nodes")));
+    }
+    let stdout = io::stdout();
+    let mut writer = Writer {
+        ring: &ring,
+        args: &args,
+        ids: Vec::with_capacity(args.replicas as usize),
+        out: BufWriter::with_capacity(1 << 16, stdout.lock()),
+    };
+    if args.keys.is_empty() {
+        let stdin = io::stdin();
+        let mut input = io::BufReader::with_capacity(1 << 16, stdin.lock());
+        let mut line = Vec::with_capacity(256);
+        loop {
+            line.clear();
+            if input.read_until(b'\n', &mut line).map_err(Failure::io)? == 0 {
+                break;
+            }
+            writer.key(strip_newline(&line)).map_err(Failure::io)?;
+        }
+    } else {
+        for key in &args.keys {
+            writer.key(key.as_bytes()).map_err(Failure::io)?;
+        }
+    }
+    writer.out.flush().map_err(Failure::io)
+}
+
+fn strip_newline(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+struct Writer<'a, W: Write> {
+    ring: &'a Ring,
+    args: &'a Args,
+    ids: Vec<NodeId>,
+    out: W,
+}
+
+impl<W: Write> Writer<'_, W> {
+    fn key(&mut self, key: &[u8]) -> io::Result<()> {
+        let hash = self.ring.hash(key);
+        let r = self.args.replicas as usize;
+        if self.args.zones {
+            self.ring.zoned_replicas_into(hash, r, &mut self.ids);
+        } else {
+            self.ring.replicas_into(hash, r, &mut self.ids);
+        }
+        match self.args.format {
+            Format::Text => self.text(key),
+            Format::Json => self.json(key),
+        }
+    }
+
+    fn text(&mut self, key: &[u8]) -> io::Result<()> {
+        self.out.write_all(key)?;
+        let mut separator = b"\t";
+        for &id in &self.ids {
+            self.out.write_all(separator)?;
+            self.out.write_all(self.ring.nodes().name(id).as_bytes())?;
+            separator = b",";
+        }
+        self.out.write_all(b"\n")
+    }
+
+    /// `{"key": ..., "node": ...}`, plus `"replicas"` when more than one was
+    /// asked for. A key that is not UTF-8 is given as `"key_hex"`.
+    fn json(&mut self, key: &[u8]) -> io::Result<()> {
+        let names = self.ids.iter().map(|&id| self.ring.nodes().name(id));
+        let mut doc = serde_json::Map::new();
+        match std::str::from_utf8(key) {
+            Ok(text) => doc.insert("key".into(), text.into()),
+            Err(_) => doc.insert("key_hex".into(), hex(key).into()),
+        };
+        doc.insert("node".into(), names.clone().next().into());
+        if self.args.replicas > 1 {
+            doc.insert("replicas".into(), names.collect::<Vec<_>>().into());
+        }
+        serde_json::to_writer(&mut self.out, &doc)?;
+        self.out.write_all(b"\n")
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
