@@ -123,7 +123,7 @@ mod tests {
     #[test]
     fn sorts_like_std() {
         let pairs: Vec<(u64, NodeId)> = (0..5000u64)
-            .map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 3000 << 50, (i % 7) as NodeId))
+            .map(|i| ((i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 3000) << 50, (i % 7) as NodeId))
             .collect();
         let mut expected = pairs.clone();
         expected.sort_unstable();

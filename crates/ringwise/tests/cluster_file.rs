@@ -1,0 +1,108 @@
+//! The TOML cluster file: a valid file, and each kind of mistake with the
+//! line and field its error names.
+
+use ringwise::{Algorithm, ClusterSpec, Error, StableHash};
+
+fn error(text: &str) -> (Option<usize>, Option<String>, String) {
+    match ClusterSpec::from_toml(text) {
+        Err(Error::ClusterFile {
+            line,
+            field,
+            message,
+        }) => (line, field, message),
+        other => panic!("expected a cluster file error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_full_file_parses() {
+    let spec = ClusterSpec::from_toml(
+        r#"
+algorithm = "ring"
+hash = "md5"
+vnodes = 100
+
+[[nodes]]
+name = "cache-b"
+weight = 2
+
+[[nodes]]
+name = "cache-a"
+weight = 0.5
+zone = "eu-1a"
+"#,
+    )
+    .expect("valid");
+    assert_eq!(spec.algorithm, Algorithm::Ring);
+    assert_eq!(spec.hash, StableHash::Md5);
+    assert_eq!(spec.vnodes, 100);
+    let names: Vec<_> = spec.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["cache-a", "cache-b"]);
+    let ring = spec.ring().expect("buildable");
+    assert_eq!(ring.point_count(), 250);
+}
+
+#[test]
+fn defaults_are_ring_xxh3_160() {
+    let spec = ClusterSpec::from_toml("[[nodes]]\nname = \"a\"\n").expect("valid");
+    assert_eq!(spec.algorithm, Algorithm::Ring);
+    assert_eq!(spec.hash, StableHash::Xxh3);
+    assert_eq!(spec.vnodes, 160);
+}
+
+#[test]
+fn siphash_takes_its_secret_from_the_file() {
+    let text = "hash = \"siphash\"\nsecret = \"000102030405060708090a0b0c0d0e0f\"\n\
+                [[nodes]]\nname = \"a\"\n";
+    let spec = ClusterSpec::from_toml(text).expect("valid");
+    assert_eq!(spec.hash.name(), "siphash");
+    let (line, field, _) = error("hash = \"siphash\"\n[[nodes]]\nname = \"a\"\n");
+    assert_eq!((line, field.as_deref()), (Some(1), Some("hash")));
+    let (line, field, _) = error("hash = \"siphash\"\nsecret = \"abc\"\n[[nodes]]\nname = \"a\"\n");
+    assert_eq!((line, field.as_deref()), (Some(2), Some("secret")));
+}
+
+#[test]
+fn unknown_key_names_its_line() {
+    let (line, _, message) = error("vnode = 100\n[[nodes]]\nname = \"a\"\n");
+    assert_eq!(line, Some(1));
+    assert!(message.contains("vnode"), "{message}");
+}
+
+#[test]
+fn duplicate_node_names_the_second_line() {
+    let (line, field, message) =
+        error("[[nodes]]\nname = \"a\"\n\n[[nodes]]\nname = \"a\"\n");
+    assert_eq!((line, field.as_deref()), (Some(5), Some("name")));
+    assert!(message.contains("line 2"), "{message}");
+}
+
+#[test]
+fn bad_weights_name_the_weight() {
+    for weight in ["0", "-1", "nan", "inf", "1e9"] {
+        let text = format!("[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\nweight = {weight}\n");
+        let (line, field, _) = error(&text);
+        assert_eq!((line, field.as_deref()), (Some(5), Some("weight")), "weight {weight}");
+    }
+}
+
+#[test]
+fn missing_and_malformed_fields() {
+    let (line, _, message) = error("[[nodes]]\nweight = 2\n");
+    assert_eq!(line, Some(1));
+    assert!(message.contains("name"), "{message}");
+    let (line, field, _) = error("vnodes = 0\n[[nodes]]\nname = \"a\"\n");
+    assert_eq!((line, field.as_deref()), (Some(1), Some("vnodes")));
+    let (line, field, _) = error("hash = \"sha1\"\n[[nodes]]\nname = \"a\"\n");
+    assert_eq!((line, field.as_deref()), (Some(1), Some("hash")));
+    let (line, field, _) = error("algorithm = \"chord\"\n[[nodes]]\nname = \"a\"\n");
+    assert_eq!((line, field.as_deref()), (Some(1), Some("algorithm")));
+    let (line, field, _) = error("[[nodes]]\nname = \"\"\n");
+    assert_eq!((line, field.as_deref()), (Some(2), Some("name")));
+    let (line, _, _) = error("vnodes = 100\n[[nodes]\nname = \"a\"\n");
+    assert_eq!(line, Some(2));
+    let (_, _, message) = error("vnodes = 100\n");
+    assert!(message.contains("nodes"), "{message}");
+    let (_, field, _) = error("nodes = []\n");
+    assert_eq!(field.as_deref(), Some("nodes"));
+}
