@@ -44,7 +44,11 @@ impl ClusterArgs {
                     .context("--nodes")
                     .map_err(Failure::data)?,
             },
-            (None, None) => return Err(Failure::data(anyhow!("give --cluster FILE or --nodes LIST"))),
+            (None, None) => {
+                return Err(Failure::data(anyhow!(
+                    "give --cluster FILE or --nodes LIST"
+                )));
+            }
         };
         if self.hash.is_some() || self.secret.is_some() {
             let name = self.hash.as_deref().unwrap_or(spec.hash.name());

@@ -48,14 +48,31 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         Format::Text => table(&spec, &ring, &stats),
     };
-    std::io::stdout().lock().write_all(text.as_bytes()).map_err(Failure::io)
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(Failure::io)
 }
 
-fn table(spec: &ringwise::ClusterSpec, ring: &ringwise::Ring, stats: &ringwise::RingStats) -> String {
-    let width = stats.nodes.iter().map(|n| n.name.chars().count()).max().unwrap_or(4).max(4);
+fn table(
+    spec: &ringwise::ClusterSpec,
+    ring: &ringwise::Ring,
+    stats: &ringwise::RingStats,
+) -> String {
+    let width = stats
+        .nodes
+        .iter()
+        .map(|n| n.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let mut out = format!(
         "algorithm {}, hash {}, vnodes {}: {} nodes, {} points\n",
-        spec.algorithm, spec.hash, spec.vnodes, ring.len(), ring.point_count()
+        spec.algorithm,
+        spec.hash,
+        spec.vnodes,
+        ring.len(),
+        ring.point_count()
     );
     out += &format!(
         "{:<width$}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  zone\n",

@@ -28,15 +28,25 @@ const ARTICLE: [&str; 6] = ["lookup", "--hash", "md5", "--vnodes", "100", "--nod
 
 #[test]
 fn article_example() {
-    let out = ringwise(&[&ARTICLE[..], &["cache-a,cache-b,cache-c", "user:42"]].concat(), b"");
+    let out = ringwise(
+        &[&ARTICLE[..], &["cache-a,cache-b,cache-c", "user:42"]].concat(),
+        b"",
+    );
     assert!(out.status.success());
     assert_eq!(stdout(&out), "user:42\tcache-a\n");
     let out = ringwise(
-        &[&ARTICLE[..], &["cache-a,cache-b,cache-c", "--replicas", "2", "user:42"]].concat(),
+        &[
+            &ARTICLE[..],
+            &["cache-a,cache-b,cache-c", "--replicas", "2", "user:42"],
+        ]
+        .concat(),
         b"",
     );
     assert_eq!(stdout(&out), "user:42\tcache-a,cache-b\n");
-    let out = ringwise(&[&ARTICLE[..], &["cache-b,cache-c", "user:42"]].concat(), b"");
+    let out = ringwise(
+        &[&ARTICLE[..], &["cache-b,cache-c", "user:42"]].concat(),
+        b"",
+    );
     assert_eq!(stdout(&out), "user:42\tcache-b\n");
 }
 
@@ -53,18 +63,28 @@ fn stdin_keys_are_bytes_without_their_line_end() {
 
 #[test]
 fn json_lines() {
-    let args = [&ARTICLE[..], &["cache-a,cache-b,cache-c", "--format", "json"]].concat();
+    let args = [
+        &ARTICLE[..],
+        &["cache-a,cache-b,cache-c", "--format", "json"],
+    ]
+    .concat();
     let out = ringwise(&args, b"user:42\n\xff\n");
     let lines: Vec<serde_json::Value> = stdout(&out)
         .lines()
         .map(|l| serde_json::from_str(l).expect("json line"))
         .collect();
-    assert_eq!(lines[0], serde_json::json!({"key": "user:42", "node": "cache-a"}));
+    assert_eq!(
+        lines[0],
+        serde_json::json!({"key": "user:42", "node": "cache-a"})
+    );
     assert_eq!(lines[1]["key_hex"], "ff");
     let args = [&args[..], &["--replicas", "5", "user:42"]].concat();
     let doc: serde_json::Value =
         serde_json::from_str(stdout(&ringwise(&args, b"")).trim()).expect("json");
-    assert_eq!(doc["replicas"], serde_json::json!(["cache-a", "cache-b", "cache-c"]));
+    assert_eq!(
+        doc["replicas"],
+        serde_json::json!(["cache-a", "cache-b", "cache-c"])
+    );
 }
 
 #[test]
@@ -89,7 +109,10 @@ fn cluster_file_and_inspect() {
         .sum();
     assert!((total - 1.0).abs() < 1e-9);
     let text = stdout(&ringwise(&["inspect", "--cluster", path], b""));
-    assert!(text.contains("cache-b") && text.contains("spread"), "{text}");
+    assert!(
+        text.contains("cache-b") && text.contains("spread"),
+        "{text}"
+    );
     std::fs::remove_dir_all(&dir).expect("cleaned");
 }
 
@@ -104,12 +127,24 @@ fn bad_inputs_fail_cleanly() {
     let cases: [(&[&str], i32, &str); 10] = [
         (&["lookup", "--nodes", "", "k"], 65, "empty"),
         (&["lookup", "--nodes", "a,,b", "k"], 65, "empty name"),
-        (&["lookup", "--nodes", "a,a", "k"], 65, "duplicate node \"a\""),
+        (
+            &["lookup", "--nodes", "a,a", "k"],
+            65,
+            "duplicate node \"a\"",
+        ),
         (&["lookup", "--nodes", "a=0", "k"], 65, "weight 0"),
         (&["lookup", "--nodes", "a=-2", "k"], 65, "weight -2"),
         (&["lookup", "--nodes", "a=NaN", "k"], 65, "weight NaN"),
-        (&["lookup", "--nodes", "a", "--hash", "sha1", "k"], 65, "unknown hash \"sha1\""),
-        (&["lookup", "--cluster", "/nonexistent/ringwise.toml", "k"], 66, "cannot read"),
+        (
+            &["lookup", "--nodes", "a", "--hash", "sha1", "k"],
+            65,
+            "unknown hash \"sha1\"",
+        ),
+        (
+            &["lookup", "--cluster", "/nonexistent/ringwise.toml", "k"],
+            66,
+            "cannot read",
+        ),
         (&["lookup", "--cluster", &malformed, "k"], 65, "line 1"),
         (&["lookup", "k"], 2, "--cluster"),
     ];
@@ -117,7 +152,10 @@ fn bad_inputs_fail_cleanly() {
         let out = ringwise(args, b"");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
-        assert!(stderr.contains(needle), "{args:?}: {stderr:?} lacks {needle:?}");
+        assert!(
+            stderr.contains(needle),
+            "{args:?}: {stderr:?} lacks {needle:?}"
+        );
         assert!(out.stdout.is_empty(), "{args:?} printed {:?}", out.stdout);
     }
     std::fs::remove_dir_all(&dir).expect("cleaned");

@@ -24,7 +24,10 @@ fn retained<T>(build: impl FnOnce() -> T) -> (T, isize) {
     let value = build();
     let stats = region.change();
     // stats_alloc already folds reallocations into these two counters.
-    (value, stats.bytes_allocated as isize - stats.bytes_deallocated as isize)
+    (
+        value,
+        stats.bytes_allocated as isize - stats.bytes_deallocated as isize,
+    )
 }
 
 fn report(name: &str, bytes: isize) {

@@ -18,10 +18,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::Error;
 use crate::hash::StableHash;
 use crate::node::NodeTable;
 use crate::ring::{DEFAULT_VNODES, Ring};
-use crate::Error;
 
 /// The names accepted for `algorithm`.
 pub const ALGORITHMS: [&str; 1] = ["ring"];
@@ -122,13 +122,18 @@ mod file {
                 message: e.message().trim().to_owned(),
             })?;
             let algorithm = match &raw.algorithm {
-                Some(a) => a.get_ref().parse().map_err(|e| at(a.span(), "algorithm", e))?,
+                Some(a) => a
+                    .get_ref()
+                    .parse()
+                    .map_err(|e| at(a.span(), "algorithm", e))?,
                 None => Algorithm::default(),
             };
             let hash = parse_hash(&raw).map_err(|(span, field, e)| at(span, field, e))?;
             let vnodes = match &raw.vnodes {
                 Some(v) if *v.get_ref() == 0 || *v.get_ref() > crate::MAX_VNODES => {
-                    let e = Error::InvalidVnodes { vnodes: (*v.get_ref()).into() };
+                    let e = Error::InvalidVnodes {
+                        vnodes: (*v.get_ref()).into(),
+                    };
                     return Err(at(v.span(), "vnodes", e));
                 }
                 Some(v) => *v.get_ref(),
@@ -219,6 +224,10 @@ mod file {
     /// 1-based line of a byte offset.
     fn line_of(text: &str, offset: usize) -> usize {
         let end = offset.min(text.len());
-        text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+        text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
     }
 }

@@ -161,9 +161,9 @@ fn murmur3_h1(bytes: &[u8]) -> u64 {
 fn fnv1a64(bytes: &[u8]) -> u64 {
     const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
-    bytes.iter().fold(OFFSET_BASIS, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(PRIME)
-    })
+    bytes
+        .iter()
+        .fold(OFFSET_BASIS, |h, &b| (h ^ u64::from(b)).wrapping_mul(PRIME))
 }
 
 /// Parses a 128-bit secret written as 32 hexadecimal digits.

@@ -17,9 +17,9 @@
 //! A node's points depend only on its own name and weight, so adding a node
 //! moves keys only to it and removing one moves only its keys (monotonicity).
 //!
-//! Cost: `P` points take 12 bytes each (`u64` point + `u32` owner) plus a
-//! bucket index of at most 4 bytes per point. Lookup hashes the key, reads
-//! one index entry and searches a bucket holding about one point: O(1)
+//! Cost: `P` points take 12 bytes each (`u64` point + `u32` owner, packed)
+//! plus a bucket index of at most 4 bytes per point. Lookup hashes the key,
+//! reads one index entry and searches a bucket of one or two entries: O(1)
 //! expected. Building sorts by bucket in O(P); adding or removing a node
 //! merges sorted lists in O(P) without rehashing anyone else.
 //!
@@ -36,7 +36,7 @@ mod stats;
 
 pub use stats::{NodeStats, RingStats};
 
-use index::BucketIndex;
+use index::{BucketIndex, Entry};
 
 /// Default virtual nodes per unit of weight (ketama's 160).
 pub const DEFAULT_VNODES: u32 = 160;
@@ -49,8 +49,7 @@ pub struct Ring<H = StableHash> {
     vnodes: u32,
     nodes: NodeTable,
     /// Sorted by `(point, owner)`.
-    points: Vec<u64>,
-    owners: Vec<NodeId>,
+    entries: Vec<Entry>,
     index: BucketIndex,
 }
 
@@ -113,23 +112,25 @@ impl<H: KeyHasher> Ring<H> {
     /// Builds a ring over an already validated node table.
     pub fn from_table(nodes: NodeTable, vnodes: u32, hasher: H) -> Result<Self, Error> {
         check_vnodes(vnodes)?;
-        let counts: Vec<u64> = nodes.iter().map(|n| point_count(vnodes, n.weight)).collect();
+        let counts: Vec<u64> = nodes
+            .iter()
+            .map(|n| point_count(vnodes, n.weight))
+            .collect();
         let total: u64 = counts.iter().sum();
         if total > MAX_POINTS {
             return Err(Error::TooManyPoints { points: total });
         }
-        let mut pairs = Vec::with_capacity(total as usize);
+        let mut entries = Vec::with_capacity(total as usize);
         for (id, (node, &count)) in nodes.iter().zip(&counts).enumerate() {
-            node_points(&hasher, &node.name, count, id as NodeId, &mut pairs);
+            node_points(&hasher, &node.name, count, id as NodeId, &mut entries);
         }
-        let (points, owners) = index::sort_pairs(pairs);
+        let (entries, index) = index::sort_entries(entries);
         Ok(Ring {
-            index: BucketIndex::new(&points),
+            index,
             hasher,
             vnodes,
             nodes,
-            points,
-            owners,
+            entries,
         })
     }
 
@@ -140,19 +141,20 @@ impl<H: KeyHasher> Ring<H> {
         H: Clone,
     {
         let (nodes, at) = self.nodes.with(node)?;
-        let added = nodes.get(at).map_or(1, |n| point_count(self.vnodes, n.weight));
-        let total = self.points.len() as u64 + added;
+        let added = nodes
+            .get(at)
+            .map_or(1, |n| point_count(self.vnodes, n.weight));
+        let total = self.entries.len() as u64 + added;
         if total > MAX_POINTS {
             return Err(Error::TooManyPoints { points: total });
         }
         let mut fresh = Vec::with_capacity(added as usize);
         node_points(&self.hasher, nodes.name(at), added, at, &mut fresh);
         fresh.sort_unstable();
-        // Ids at or above the new node's shift up by one (the table is in
-        // name order), then the two sorted lists merge in one pass.
-        let old = self.iter().map(|(p, o)| (p, o + u32::from(o >= at)));
-        let (points, owners) = merge(old, fresh.into_iter(), total as usize);
-        Ok(self.snapshot(nodes, points, owners))
+        let entries = merge(&self.entries, &fresh, at);
+        let changed: Vec<u64> = fresh.iter().map(|e| e.point).collect();
+        let index = self.index.adjusted(&entries, &changed, true);
+        Ok(self.snapshot(nodes, entries, index))
     }
 
     /// A new snapshot without the node called `name`: only its keys move, to
@@ -162,25 +164,35 @@ impl<H: KeyHasher> Ring<H> {
         H: Clone,
     {
         let (nodes, at) = self.nodes.without(name)?;
-        let (points, owners) = self
-            .iter()
-            .filter(|&(_, o)| o != at)
-            .map(|(p, o)| (p, o - u32::from(o > at)))
-            .unzip();
-        Ok(self.snapshot(nodes, points, owners))
+        let gone = self
+            .nodes
+            .get(at)
+            .map_or(0, |n| point_count(self.vnodes, n.weight));
+        let mut entries = Vec::with_capacity(self.entries.len() - gone as usize);
+        let mut changed = Vec::with_capacity(gone as usize);
+        for e in &self.entries {
+            if e.owner == at {
+                changed.push(e.point);
+            } else {
+                // Ids above the removed node's shift down by one.
+                let owner = e.owner - u32::from(e.owner > at);
+                entries.push(Entry { owner, ..*e });
+            }
+        }
+        let index = self.index.adjusted(&entries, &changed, false);
+        Ok(self.snapshot(nodes, entries, index))
     }
 
-    fn snapshot(&self, nodes: NodeTable, points: Vec<u64>, owners: Vec<NodeId>) -> Self
+    fn snapshot(&self, nodes: NodeTable, entries: Vec<Entry>, index: BucketIndex) -> Self
     where
         H: Clone,
     {
         Ring {
-            index: BucketIndex::new(&points),
+            index,
             hasher: self.hasher.clone(),
             vnodes: self.vnodes,
             nodes,
-            points,
-            owners,
+            entries,
         }
     }
 
@@ -194,7 +206,7 @@ impl<H: KeyHasher> Ring<H> {
     /// wrapping. `None` only for a ring without nodes.
     #[inline]
     pub fn owner(&self, hash: u64) -> Option<NodeId> {
-        self.successor(hash).map(|i| self.owners[i])
+        self.successor(hash).map(|i| self.entries[i].owner)
     }
 
     /// The name of the node that owns `key`.
@@ -213,7 +225,7 @@ impl<H: KeyHasher> Ring<H> {
             return;
         };
         let want = n.min(self.nodes.len());
-        for &owner in self.clockwise(start) {
+        for owner in self.clockwise(start) {
             if out.len() == want {
                 break;
             }
@@ -234,7 +246,7 @@ impl<H: KeyHasher> Ring<H> {
         };
         let want = n.min(self.nodes.len());
         let distinct_zones = want.min(self.nodes.zone_count());
-        for &owner in self.clockwise(start) {
+        for owner in self.clockwise(start) {
             if out.len() == distinct_zones {
                 break;
             }
@@ -243,7 +255,7 @@ impl<H: KeyHasher> Ring<H> {
                 out.push(owner);
             }
         }
-        for &owner in self.clockwise(start) {
+        for owner in self.clockwise(start) {
             if out.len() == want {
                 break;
             }
@@ -262,22 +274,23 @@ impl<H: KeyHasher> Ring<H> {
 
     /// Points per node, exact ownership shares and their spread.
     pub fn stats(&self) -> RingStats {
-        RingStats::new(&self.nodes, &self.points, &self.owners)
+        RingStats::new(&self.nodes, self.iter())
     }
 
     /// Index of the first point `>= hash`, wrapping to 0.
     #[inline]
     fn successor(&self, hash: u64) -> Option<usize> {
-        if self.points.is_empty() {
+        if self.entries.is_empty() {
             return None;
         }
-        let i = self.index.lower_bound(&self.points, hash);
-        Some(if i == self.points.len() { 0 } else { i })
+        let i = self.index.lower_bound(&self.entries, hash);
+        Some(if i == self.entries.len() { 0 } else { i })
     }
 
     /// Owners from `start` once around the ring.
-    fn clockwise(&self, start: usize) -> impl Iterator<Item = &NodeId> {
-        self.owners[start..].iter().chain(&self.owners[..start])
+    fn clockwise(&self, start: usize) -> impl Iterator<Item = NodeId> + '_ {
+        let (before, after) = self.entries.split_at(start);
+        after.iter().chain(before).map(|e| e.owner)
     }
 }
 
@@ -309,17 +322,19 @@ impl<H> Ring<H> {
 
     /// Number of points on the ring.
     pub fn point_count(&self) -> usize {
-        self.points.len()
+        self.entries.len()
     }
 
     /// `(point, owner)` in ring order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (u64, NodeId)> + '_ {
-        self.points.iter().copied().zip(self.owners.iter().copied())
+    pub fn iter(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (u64, NodeId)> + ExactSizeIterator + Clone + '_ {
+        self.entries.iter().map(|e| (e.point, e.owner))
     }
 
-    /// Heap bytes held by points, owners and the index (the node table aside).
+    /// Heap bytes held by the entries and the index (the node table aside).
     pub fn heap_bytes(&self) -> usize {
-        self.points.capacity() * 8 + self.owners.capacity() * 4 + self.index.heap_bytes()
+        self.entries.capacity() * std::mem::size_of::<Entry>() + self.index.heap_bytes()
     }
 }
 
@@ -339,60 +354,55 @@ fn check_vnodes(vnodes: u32) -> Result<(), Error> {
 }
 
 /// Appends `(hash("name#i"), id)` for `i` in `0..count`, reusing one buffer.
-fn node_points<H: KeyHasher>(
-    hasher: &H,
-    name: &str,
-    count: u64,
-    id: NodeId,
-    out: &mut Vec<(u64, NodeId)>,
-) {
+fn node_points<H: KeyHasher>(hasher: &H, name: &str, count: u64, id: NodeId, out: &mut Vec<Entry>) {
     let mut buf = Vec::with_capacity(name.len() + 21);
     buf.extend_from_slice(name.as_bytes());
-    buf.push(b'#');
-    let prefix = buf.len();
-    for i in 0..count {
-        buf.truncate(prefix);
-        push_decimal(&mut buf, i);
-        out.push((hasher.hash(&buf), id));
+    buf.extend_from_slice(b"#0");
+    let prefix = name.len() + 1;
+    for _ in 0..count {
+        out.push(Entry {
+            point: hasher.hash(&buf),
+            owner: id,
+        });
+        increment_decimal(&mut buf, prefix);
     }
 }
 
-/// Appends the decimal digits of `n` (what Python's f-string prints).
-fn push_decimal(buf: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+/// Adds one to the decimal number that starts at `buf[from]`, like an
+/// odometer: `"N#9"` becomes `"N#10"`, `"N#199"` becomes `"N#200"`. Cheaper
+/// than formatting every index, and the same text as Python's f-string.
+fn increment_decimal(buf: &mut Vec<u8>, from: usize) {
+    for i in (from..buf.len()).rev() {
+        if buf[i] == b'9' {
+            buf[i] = b'0';
+        } else {
+            buf[i] += 1;
+            return;
         }
     }
-    buf.extend_from_slice(&digits[at..]);
+    buf.insert(from, b'1');
 }
 
-/// Merges two sequences sorted by `(point, owner)`.
-fn merge(
-    a: impl Iterator<Item = (u64, NodeId)>,
-    b: impl Iterator<Item = (u64, NodeId)>,
-    len: usize,
-) -> (Vec<u64>, Vec<NodeId>) {
-    let mut points = Vec::with_capacity(len);
-    let mut owners = Vec::with_capacity(len);
-    let (mut a, mut b) = (a.peekable(), b.peekable());
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) if x <= y => a.next(),
-            (Some(_), Some(_)) => b.next(),
-            (Some(_), None) => a.next(),
-            (None, _) => b.next(),
-        };
-        let Some((point, owner)) = next else { break };
-        points.push(point);
-        owners.push(owner);
+/// Merges the old entries with the new node's sorted `fresh` ones in
+/// O(P): old ids at or above `at` shift up by one (the table is in name
+/// order), and the runs of old entries between two new ones are copied whole.
+fn merge(old: &[Entry], fresh: &[Entry], at: NodeId) -> Vec<Entry> {
+    let shift = |e: &Entry| Entry {
+        point: e.point,
+        owner: e.owner + u32::from(e.owner >= at),
+    };
+    let mut out = Vec::with_capacity(old.len() + fresh.len());
+    let mut rest = old;
+    for new in fresh {
+        // Runs average P / added entries: a forward scan beats a binary
+        // search that jumps across the whole remaining array.
+        let run = rest.iter().take_while(|e| shift(e) < *new).count();
+        out.extend(rest[..run].iter().map(shift));
+        out.push(*new);
+        rest = &rest[run..];
     }
-    (points, owners)
+    out.extend(rest.iter().map(shift));
+    out
 }
 
 #[cfg(test)]
@@ -400,11 +410,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn decimal_matches_format() {
-        for n in [0, 7, 10, 99, 100, 12345, u64::MAX] {
-            let mut buf = Vec::new();
-            push_decimal(&mut buf, n);
-            assert_eq!(buf, n.to_string().into_bytes());
+    fn decimal_counter_matches_format() {
+        let mut buf = b"node#0".to_vec();
+        for n in 0..=100_000u64 {
+            assert_eq!(buf, format!("node#{n}").into_bytes());
+            increment_decimal(&mut buf, 5);
         }
     }
 

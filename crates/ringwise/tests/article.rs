@@ -21,12 +21,19 @@ fn ten(vnodes: u32) -> Ring {
 
 fn key_hashes(count: usize) -> Vec<u64> {
     let probe = ten(1);
-    (0..count).map(|i| probe.hash(format!("user:{i}").as_bytes())).collect()
+    (0..count)
+        .map(|i| probe.hash(format!("user:{i}").as_bytes()))
+        .collect()
 }
 
 fn owners(ring: &Ring, hashes: &[u64]) -> Vec<String> {
-    let ids: Vec<NodeId> = hashes.iter().map(|&h| ring.owner(h).expect("nodes")).collect();
-    ids.into_iter().map(|id| ring.nodes().name(id).to_owned()).collect()
+    let ids: Vec<NodeId> = hashes
+        .iter()
+        .map(|&h| ring.owner(h).expect("nodes"))
+        .collect();
+    ids.into_iter()
+        .map(|id| ring.nodes().name(id).to_owned())
+        .collect()
 }
 
 #[test]
@@ -42,7 +49,9 @@ fn cache_example() {
 fn adding_node_10_moves_7_71_percent_all_to_it() {
     let hashes = key_hashes(1_000_000);
     let before_ring = ten(100);
-    let after_ring = before_ring.with_node(Node::new("node-10")).expect("new name");
+    let after_ring = before_ring
+        .with_node(Node::new("node-10"))
+        .expect("new name");
     let before = owners(&before_ring, &hashes);
     let after = owners(&after_ring, &hashes);
     let moved: Vec<_> = before.iter().zip(&after).filter(|(b, a)| b != a).collect();
@@ -71,7 +80,10 @@ fn failure_with_one_vnode_falls_on_one_neighbour() {
         owners.iter().filter(|o| o.as_str() == name).count() as f64 / hashes.len() as f64
     };
     assert_eq!(format!("{:.1}", share("node-1", &before) * 100.0), "27.8");
-    let after = owners(&before_ring.without_node("node-1").expect("member"), &hashes);
+    let after = owners(
+        &before_ring.without_node("node-1").expect("member"),
+        &hashes,
+    );
     let receivers: std::collections::BTreeSet<_> = before
         .iter()
         .zip(&after)

@@ -71,8 +71,7 @@ fn unknown_key_names_its_line() {
 
 #[test]
 fn duplicate_node_names_the_second_line() {
-    let (line, field, message) =
-        error("[[nodes]]\nname = \"a\"\n\n[[nodes]]\nname = \"a\"\n");
+    let (line, field, message) = error("[[nodes]]\nname = \"a\"\n\n[[nodes]]\nname = \"a\"\n");
     assert_eq!((line, field.as_deref()), (Some(5), Some("name")));
     assert!(message.contains("line 2"), "{message}");
 }
@@ -82,7 +81,11 @@ fn bad_weights_name_the_weight() {
     for weight in ["0", "-1", "nan", "inf", "1e9"] {
         let text = format!("[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\nweight = {weight}\n");
         let (line, field, _) = error(&text);
-        assert_eq!((line, field.as_deref()), (Some(5), Some("weight")), "weight {weight}");
+        assert_eq!(
+            (line, field.as_deref()),
+            (Some(5), Some("weight")),
+            "weight {weight}"
+        );
     }
 }
 

@@ -40,7 +40,10 @@ fn node() -> impl Strategy<Value = Node> {
 fn nodes(max: usize) -> impl Strategy<Value = Vec<Node>> {
     vec(node(), 0..=max).prop_map(|nodes| {
         let mut seen = HashSet::new();
-        nodes.into_iter().filter(|n| seen.insert(n.name.clone())).collect()
+        nodes
+            .into_iter()
+            .filter(|n| seen.insert(n.name.clone()))
+            .collect()
     })
 }
 
@@ -232,8 +235,14 @@ fn stats_shares_sum_to_one() {
 fn bad_nodes_are_rejected_with_specific_errors() {
     use ringwise::Error;
     let err = |nodes: Vec<Node>| Ring::builder().nodes(nodes).build().expect_err("invalid");
-    assert!(matches!(err(vec![Node::new("")]), Error::InvalidName { .. }));
-    assert!(matches!(err(vec![Node::new("a\nb")]), Error::InvalidName { .. }));
+    assert!(matches!(
+        err(vec![Node::new("")]),
+        Error::InvalidName { .. }
+    ));
+    assert!(matches!(
+        err(vec![Node::new("a\nb")]),
+        Error::InvalidName { .. }
+    ));
     assert!(matches!(
         err(vec![Node::new("a"), Node::new("a")]),
         Error::DuplicateNode { .. }
@@ -244,7 +253,10 @@ fn bad_nodes_are_rejected_with_specific_errors() {
             Error::InvalidWeight { .. }
         ));
     }
-    assert!(matches!(err(vec![Node::new("a").zone("")]), Error::InvalidZone { .. }));
+    assert!(matches!(
+        err(vec![Node::new("a").zone("")]),
+        Error::InvalidZone { .. }
+    ));
     let zero = Ring::builder().vnodes(0).node(Node::new("a")).build();
     assert!(matches!(zero, Err(Error::InvalidVnodes { vnodes: 0 })));
     let huge = Ring::builder()
@@ -253,6 +265,12 @@ fn bad_nodes_are_rejected_with_specific_errors() {
         .build();
     assert!(matches!(huge, Err(Error::TooManyPoints { .. })));
     let ring = Ring::builder().node(Node::new("a")).build().expect("valid");
-    assert!(matches!(ring.with_node(Node::new("a")), Err(Error::DuplicateNode { .. })));
-    assert!(matches!(ring.without_node("b"), Err(Error::UnknownNode { .. })));
+    assert!(matches!(
+        ring.with_node(Node::new("a")),
+        Err(Error::DuplicateNode { .. })
+    ));
+    assert!(matches!(
+        ring.without_node("b"),
+        Err(Error::UnknownNode { .. })
+    ));
 }

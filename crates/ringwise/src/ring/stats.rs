@@ -49,11 +49,15 @@ pub struct RingStats {
 }
 
 impl RingStats {
-    pub(super) fn new(table: &NodeTable, points: &[u64], owners: &[NodeId]) -> Self {
+    pub(super) fn new(
+        table: &NodeTable,
+        entries: impl DoubleEndedIterator<Item = (u64, NodeId)> + Clone,
+    ) -> Self {
         let mut arcs = vec![0u128; table.len()];
         let mut counts = vec![0u64; table.len()];
-        let mut previous = points.last().map_or(0, |&p| i128::from(p) - (1i128 << 64));
-        for (&point, &owner) in points.iter().zip(owners) {
+        let last = entries.clone().next_back();
+        let mut previous = last.map_or(0, |(p, _)| i128::from(p) - (1i128 << 64));
+        for (point, owner) in entries {
             arcs[owner as usize] += (i128::from(point) - previous) as u128;
             counts[owner as usize] += 1;
             previous = i128::from(point);
