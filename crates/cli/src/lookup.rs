@@ -101,7 +101,8 @@ impl<W: Write> Writer<'_, W> {
         let mut separator = b"\t";
         for &id in &self.ids {
             self.out.write_all(separator)?;
-            self.out.write_all(self.ring.nodes().name(id).as_bytes())?;
+            let name = self.ring.nodes().name(id).unwrap_or_default();
+            self.out.write_all(name.as_bytes())?;
             separator = b",";
         }
         self.out.write_all(b"\n")
@@ -110,7 +111,7 @@ impl<W: Write> Writer<'_, W> {
     /// `{"key": ..., "node": ...}`, plus `"replicas"` when more than one was
     /// asked for. A key that is not UTF-8 is given as `"key_hex"`.
     fn json(&mut self, key: &[u8]) -> io::Result<()> {
-        let names = self.ids.iter().map(|&id| self.ring.nodes().name(id));
+        let names = self.ids.iter().filter_map(|&id| self.ring.nodes().name(id));
         let mut doc = serde_json::Map::new();
         match std::str::from_utf8(key) {
             Ok(text) => doc.insert("key".into(), text.into()),

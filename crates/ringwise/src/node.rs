@@ -152,8 +152,13 @@ impl NodeTable {
         self.nodes.get(id as usize)
     }
 
-    /// The name of node `id`. Panics only on an id this table never issued.
-    pub fn name(&self, id: NodeId) -> &str {
+    /// The name of node `id` (`None` for an id this table never issued).
+    pub fn name(&self, id: NodeId) -> Option<&str> {
+        self.get(id).map(|n| n.name.as_str())
+    }
+
+    /// The name of an id this crate issued for this table.
+    pub(crate) fn name_of(&self, id: NodeId) -> &str {
         &self.nodes[id as usize].name
     }
 
@@ -173,7 +178,12 @@ impl NodeTable {
     }
 
     /// Dense zone number of node `id`; nodes without a zone get unique ones.
-    pub fn zone_id(&self, id: NodeId) -> u32 {
+    pub fn zone_id(&self, id: NodeId) -> Option<u32> {
+        self.zones.get(id as usize).copied()
+    }
+
+    /// The zone number of an id this crate issued for this table.
+    pub(crate) fn zone_of(&self, id: NodeId) -> u32 {
         self.zones[id as usize]
     }
 

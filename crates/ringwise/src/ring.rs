@@ -116,7 +116,7 @@ impl<H: KeyHasher> Ring<H> {
             .iter()
             .map(|n| point_count(vnodes, n.weight))
             .collect();
-        let total: u64 = counts.iter().sum();
+        let total = counts.iter().fold(0u64, |sum, &c| sum.saturating_add(c));
         if total > MAX_POINTS {
             return Err(Error::TooManyPoints { points: total });
         }
@@ -149,7 +149,7 @@ impl<H: KeyHasher> Ring<H> {
             return Err(Error::TooManyPoints { points: total });
         }
         let mut fresh = Vec::with_capacity(added as usize);
-        node_points(&self.hasher, nodes.name(at), added, at, &mut fresh);
+        node_points(&self.hasher, nodes.name_of(at), added, at, &mut fresh);
         fresh.sort_unstable();
         let entries = merge(&self.entries, &fresh, at);
         let changed: Vec<u64> = fresh.iter().map(|e| e.point).collect();
@@ -213,7 +213,7 @@ impl<H: KeyHasher> Ring<H> {
     #[inline]
     pub fn locate(&self, key: impl AsRef<[u8]>) -> Option<&str> {
         let id = self.owner(self.hash(key.as_ref()))?;
-        Some(self.nodes.name(id))
+        Some(self.nodes.name_of(id))
     }
 
     /// The first `n` distinct nodes clockwise from `hash` (Dynamo's preference
@@ -250,8 +250,8 @@ impl<H: KeyHasher> Ring<H> {
             if out.len() == distinct_zones {
                 break;
             }
-            let zone = self.nodes.zone_id(owner);
-            if !out.iter().any(|&o| self.nodes.zone_id(o) == zone) {
+            let zone = self.nodes.zone_of(owner);
+            if !out.iter().any(|&o| self.nodes.zone_of(o) == zone) {
                 out.push(owner);
             }
         }
@@ -269,7 +269,7 @@ impl<H: KeyHasher> Ring<H> {
     pub fn replicas(&self, key: impl AsRef<[u8]>, n: usize) -> Vec<&str> {
         let mut ids = Vec::with_capacity(n.min(self.nodes.len()));
         self.replicas_into(self.hash(key.as_ref()), n, &mut ids);
-        ids.into_iter().map(|id| self.nodes.name(id)).collect()
+        ids.into_iter().map(|id| self.nodes.name_of(id)).collect()
     }
 
     /// Points per node, exact ownership shares and their spread.

@@ -32,7 +32,7 @@ fn owners(ring: &Ring, hashes: &[u64]) -> Vec<String> {
         .map(|&h| ring.owner(h).expect("nodes"))
         .collect();
     ids.into_iter()
-        .map(|id| ring.nodes().name(id).to_owned())
+        .map(|id| ring.nodes().name(id).expect("issued id").to_owned())
         .collect()
 }
 

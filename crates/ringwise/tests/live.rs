@@ -43,7 +43,7 @@ fn readers_always_see_one_whole_snapshot() {
                         let got = ring.owner(x);
                         assert_eq!(got, brute_owner(ring, x), "epoch {}", snapshot.epoch);
                         if let Some(id) = got {
-                            let name = ring.nodes().name(id);
+                            let name = ring.nodes().name(id).expect("issued id");
                             assert!(ring.nodes().contains(name));
                         }
                         reads += 1;
