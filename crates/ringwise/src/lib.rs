@@ -5,6 +5,7 @@ mod error;
 pub mod hash;
 mod live;
 mod node;
+mod placement;
 mod ring;
 
 pub use cluster::{Algorithm, ClusterSpec};
@@ -12,6 +13,7 @@ pub use error::Error;
 pub use hash::{KeyHasher, StableHash};
 pub use live::{Live, Snapshot};
 pub use node::{MAX_NAME_LEN, MAX_WEIGHT, Node, NodeId, NodeTable};
+pub use placement::Placement;
 pub use ring::{DEFAULT_VNODES, NodeStats, Ring, RingBuilder, RingStats, point_count};
 
 /// Most virtual nodes per unit of weight.

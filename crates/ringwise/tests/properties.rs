@@ -169,6 +169,21 @@ proptest! {
     }
 
     #[test]
+    fn batch_owners_equal_single_lookups(
+        nodes in nodes(60), vnodes in 1u32..50, mut hashes in vec(any::<u64>(), 0..400),
+        sorted in any::<bool>(),
+    ) {
+        let ring = build(StableHash::Xxh3, vnodes, nodes);
+        if sorted {
+            hashes.sort_unstable();
+        }
+        let mut out = vec![7];
+        ring.owners_into(&hashes, &mut out);
+        let single: Vec<NodeId> = hashes.iter().filter_map(|&h| ring.owner(h)).collect();
+        prop_assert_eq!(out, single);
+    }
+
+    #[test]
     fn readding_a_node_restores_its_points(nodes in nodes(50), vnodes in 1u32..30) {
         prop_assume!(!nodes.is_empty());
         let ring = build(StableHash::Xxh3, vnodes, nodes.clone());
