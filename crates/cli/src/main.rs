@@ -1,12 +1,14 @@
-//! `ringwise`: look keys up on a cluster and inspect its balance.
+//! `ringwise`: look keys up on a cluster, inspect its balance, and run the
+//! seed article's experiments.
 //!
-//! Exit codes: 0 success, 2 bad command line (clap's), 65 invalid cluster
+//! Exit codes: 0 success, 2 bad command line or option value, 65 invalid cluster
 //! definition (EX_DATAERR), 66 unreadable cluster file (EX_NOINPUT), 74 I/O
 //! error while reading keys or writing results (EX_IOERR).
 
 mod cluster;
 mod inspect;
 mod lookup;
+mod simulate;
 
 use std::io::ErrorKind;
 use std::process::ExitCode;
@@ -27,6 +29,8 @@ enum Command {
     Lookup(lookup::Args),
     /// Print points and exact ownership per node.
     Inspect(inspect::Args),
+    /// Run the seed article's experiments: keys moved, spread, failure, cost.
+    Simulate(simulate::Args),
 }
 
 /// An error with the exit code it maps to.
@@ -37,6 +41,14 @@ pub struct Failure {
 }
 
 impl Failure {
+    /// An option's value is invalid (same exit code as clap's own errors).
+    pub fn usage(error: impl Into<anyhow::Error>) -> Self {
+        Failure {
+            code: 2,
+            error: error.into(),
+        }
+    }
+
     /// The cluster definition is invalid (bad node, weight, hash...).
     pub fn data(error: impl Into<anyhow::Error>) -> Self {
         Failure {
@@ -49,6 +61,14 @@ impl Failure {
     pub fn no_input(error: impl Into<anyhow::Error>) -> Self {
         Failure {
             code: 66,
+            error: error.into(),
+        }
+    }
+
+    /// Writing an output file failed.
+    pub fn io_other(error: impl Into<anyhow::Error>) -> Self {
+        Failure {
+            code: 74,
             error: error.into(),
         }
     }
@@ -67,6 +87,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Lookup(args) => lookup::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Simulate(args) => simulate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

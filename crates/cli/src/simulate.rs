@@ -1,0 +1,210 @@
+//! `ringwise simulate`: the seed article's experiments (see `ringwise-sim`).
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use anyhow::anyhow;
+use clap::ValueEnum;
+use indicatif::{ProgressBar, ProgressStyle};
+use ringwise::{Algorithm, StableHash};
+use ringwise_sim::{Config, Experiment, Progress, Quiet, Report};
+
+use crate::Failure;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Placement algorithm of the ring experiments.
+    #[arg(long, default_value = "ring")]
+    algo: String,
+    /// Hash of keys, points and rendezvous scores (the article: md5).
+    #[arg(long, default_value = "md5")]
+    hash: String,
+    /// 128-bit secret as 32 hex digits, for --hash siphash.
+    #[arg(long, value_name = "HEX")]
+    secret: Option<String>,
+    /// Keys user:0 .. user:{KEYS-1}.
+    #[arg(long, default_value_t = 1_000_000)]
+    keys: u64,
+    /// Nodes before the change: node-0 .. node-{NODES-1}.
+    #[arg(long, default_value_t = 10)]
+    nodes: u32,
+    /// Virtual nodes of the single and seeds experiments.
+    #[arg(long, default_value = "1,10,100,1000", value_name = "LIST")]
+    vnodes: String,
+    /// Node-name sets of the seeds experiment.
+    #[arg(long, default_value_t = 30)]
+    seeds: u32,
+    /// Keys per name set in the seeds experiment (the first ones).
+    #[arg(long, default_value_t = 100_000)]
+    seed_keys: u64,
+    /// Virtual nodes of the failure experiment.
+    #[arg(long, default_value = "1,100", value_name = "LIST")]
+    failure_vnodes: String,
+    /// Virtual nodes of the weights experiment.
+    #[arg(long, default_value = "1000,100", value_name = "LIST")]
+    weight_vnodes: String,
+    /// Keys of the rendezvous experiment (the first ones).
+    #[arg(long, default_value_t = 200_000)]
+    rendezvous_keys: u64,
+    /// Experiments to run: modulo,single,seeds,failure,weights,rendezvous,cost.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "modulo,single,seeds,failure,weights,rendezvous,cost"
+    )]
+    experiments: String,
+    /// Requests per second of the cost model's cache.
+    #[arg(long, default_value_t = 100_000.0)]
+    rps: f64,
+    /// Hit rate of the cost model's cache (0..1).
+    #[arg(long, default_value_t = 0.95)]
+    hit_rate: f64,
+    /// Data held by the cost model's store (e.g. 3TB, 500GB, 2TiB).
+    #[arg(long, default_value = "3TB")]
+    data: String,
+    /// Output: terminal tables, one JSON document, or CSV sections.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Also write SVG charts (spread.svg, moved.svg, failure.svg) into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+    Csv,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let config = args.config()?;
+    config.validate().map_err(Failure::usage)?;
+    let report = if std::io::stderr().is_terminal() && long_run(&config) {
+        let bar = Bar::new();
+        let report = ringwise_sim::run(&config, &bar);
+        bar.0.finish_and_clear();
+        report
+    } else {
+        ringwise_sim::run(&config, &Quiet)
+    }
+    .map_err(Failure::data)?;
+    let mut plots = Vec::new();
+    if let Some(dir) = &args.plot {
+        plots = ringwise_sim::plot::write(&report, dir).map_err(Failure::io_other)?;
+    }
+    let text = render(&report, args.format)?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).map_err(Failure::io)?;
+    for path in plots {
+        if matches!(args.format, Format::Text) {
+            writeln!(out, "wrote {}", path.display()).map_err(Failure::io)?;
+        }
+    }
+    Ok(())
+}
+
+fn render(report: &Report, format: Format) -> Result<String, Failure> {
+    Ok(match format {
+        Format::Text => ringwise_sim::report::text(report),
+        Format::Csv => ringwise_sim::report::csv(report),
+        Format::Json => {
+            let mut json = serde_json::to_string_pretty(report)
+                .map_err(|e| Failure::data(anyhow!("cannot encode the report: {e}")))?;
+            json.push('\n');
+            json
+        }
+    })
+}
+
+/// Runs whose progress is worth showing (the default run takes half a
+/// second; ten million keys take several).
+fn long_run(config: &Config) -> bool {
+    config.keys >= 5_000_000
+}
+
+impl Args {
+    fn config(&self) -> Result<Config, Failure> {
+        let usage =
+            |option: &str, message: String| Failure::usage(anyhow!("--{option}: {message}"));
+        let hash = StableHash::from_name(&self.hash, self.secret.as_deref())
+            .map_err(|e| usage("hash", e.to_string()))?;
+        let algo = Algorithm::from_str(&self.algo).map_err(|e| usage("algo", e.to_string()))?;
+        let mut experiments = Vec::new();
+        for name in self
+            .experiments
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
+            let e: Experiment = name.parse().map_err(|_| {
+                let names: Vec<&str> = Experiment::ALL.iter().map(|e| e.name()).collect();
+                usage(
+                    "experiments",
+                    format!("unknown experiment {name:?}: expected {}", names.join(", ")),
+                )
+            })?;
+            if !experiments.contains(&e) {
+                experiments.push(e);
+            }
+        }
+        experiments.sort();
+        Ok(Config {
+            algo,
+            hash,
+            keys: self.keys,
+            nodes: self.nodes,
+            vnodes: list("vnodes", &self.vnodes)?,
+            seeds: self.seeds,
+            seed_keys: self.seed_keys,
+            failure_vnodes: list("failure-vnodes", &self.failure_vnodes)?,
+            weight_vnodes: list("weight-vnodes", &self.weight_vnodes)?,
+            rendezvous_keys: self.rendezvous_keys,
+            experiments,
+            rps: self.rps,
+            hit_rate: self.hit_rate,
+            data_bytes: ringwise_sim::cost::parse_size(&self.data).map_err(|m| usage("data", m))?,
+        })
+    }
+}
+
+/// `1,10,100` → `[1, 10, 100]`.
+fn list(option: &str, text: &str) -> Result<Vec<u32>, Failure> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|item| {
+            item.parse::<u32>().map_err(|_| {
+                Failure::usage(anyhow!(
+                    "--{option}: {item:?} is not a whole number; write a list such as 1,10,100"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// An indicatif bar on stderr.
+struct Bar(ProgressBar);
+
+impl Bar {
+    fn new() -> Self {
+        let bar = ProgressBar::new(0);
+        let style = ProgressStyle::with_template(
+            "{spinner} simulate [{elapsed_precise}] {wide_bar} {percent}% eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        Bar(bar)
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, total: u64) {
+        self.0.set_length(total);
+    }
+
+    fn advance(&self, units: u64) {
+        self.0.inc(units);
+    }
+}
