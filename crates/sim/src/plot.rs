@@ -73,11 +73,7 @@ fn spread(report: &Report, path: &Path) -> Plot {
 
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("Load spread (stddev / mean) vs virtual nodes", FONT)
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(65)
+    let mut chart = builder(&root, "Load spread (stddev / mean) vs virtual nodes")
         .build_cartesian_2d(
             (x_min / 1.5..x_max * 1.5).log_scale(),
             (y_min / 1.5..y_max * 1.5).log_scale(),
@@ -127,6 +123,32 @@ fn spread(report: &Report, path: &Path) -> Plot {
     Ok(())
 }
 
+/// A chart builder with the common caption, margin and label areas.
+fn builder<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, plotters::coord::Shift>,
+    caption: &str,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .caption(caption, FONT)
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(65);
+    builder
+}
+
+/// Labels for categories drawn at x = 0, 1, 2, ...; blank between them.
+fn category(labels: &[String]) -> impl Fn(&f64) -> String + '_ {
+    move |x| {
+        let i = x.round();
+        if (x - i).abs() < 0.01 && i >= 0.0 {
+            labels.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    }
+}
+
 /// `0.25` → `25%`, `0.031` → `3.1%`.
 fn percent(y: &f64) -> String {
     if *y >= 0.1 {
@@ -145,25 +167,14 @@ fn moved(report: &Report, path: &Path) -> Plot {
         .fold(ideal * 2.0, f64::max);
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("Keys moved when one node joins, per name set", FONT)
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(65)
+    let mut chart = builder(&root, "Keys moved when one node joins, per name set")
         .build_cartesian_2d(-0.5f64..rows.len() as f64 - 0.5, 0f64..y_max * 1.1)?;
     let labels: Vec<String> = rows.iter().map(|r| format!("V = {}", r.vnodes)).collect();
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(rows.len())
-        .x_label_formatter(&|x| {
-            let i = x.round();
-            if (x - i).abs() < 0.01 && i >= 0.0 {
-                labels.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
+        .x_label_formatter(&category(&labels))
         .y_desc("share of keys moved")
         .y_label_formatter(&percent)
         .draw()?;
@@ -208,17 +219,11 @@ fn failure(report: &Report, path: &Path) -> Plot {
             .iter()
             .chain(&r.shares_after.0)
             .fold(0.0f64, |m, (_, s)| m.max(*s));
-        let mut chart = ChartBuilder::on(area)
-            .caption(
-                format!(
-                    "V = {}: {} fails; share per node before and after",
-                    r.vnodes, r.victim
-                ),
-                FONT,
-            )
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(65)
+        let caption = format!(
+            "V = {}: {} fails; share per node before and after",
+            r.vnodes, r.victim
+        );
+        let mut chart = builder(area, &caption)
             .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..y_max * 1.15)?;
         let names: Vec<String> = r
             .shares_before
@@ -230,14 +235,7 @@ fn failure(report: &Report, path: &Path) -> Plot {
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n)
-            .x_label_formatter(&|x| {
-                let i = x.round();
-                if (x - i).abs() < 0.01 && i >= 0.0 {
-                    names.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .x_label_formatter(&category(&names))
             .y_label_formatter(&percent)
             .draw()?;
         for (shares, offset, color, label) in [
