@@ -30,6 +30,21 @@ pub enum Error {
     UnknownAlgorithm { name: String },
     /// `siphash` was chosen without a secret, or a secret was malformed.
     InvalidSecret { reason: String },
+    /// An algorithm parameter is out of range (a table size that is not
+    /// prime, zero probes, a slot number past the last slot...).
+    InvalidParameter {
+        algorithm: &'static str,
+        parameter: &'static str,
+        value: String,
+        expected: &'static str,
+    },
+    /// The algorithm cannot do this by construction (jump hash cannot
+    /// remove a node from the middle, nor weigh nodes).
+    Unsupported {
+        algorithm: &'static str,
+        operation: String,
+        reason: &'static str,
+    },
     /// A cluster file could not be parsed or failed validation.
     ClusterFile {
         line: Option<usize>,
@@ -82,6 +97,20 @@ impl fmt::Display for Error {
                 crate::cluster::ALGORITHMS.join(", ")
             ),
             Error::InvalidSecret { reason } => write!(f, "invalid secret: {reason}"),
+            Error::InvalidParameter {
+                algorithm,
+                parameter,
+                value,
+                expected,
+            } => write!(
+                f,
+                "{algorithm}: {parameter} = {value} is not allowed: expected {expected}"
+            ),
+            Error::Unsupported {
+                algorithm,
+                operation,
+                reason,
+            } => write!(f, "{algorithm} cannot {operation}: {reason}"),
             Error::ClusterFile {
                 line,
                 field,
