@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
-use ringwise::{ClusterSpec, Node, NodeTable, Ring, StableHash};
+use ringwise::{AnyPlacement, ClusterSpec, Keyed, Node, NodeTable, StableHash};
 
 use crate::Failure;
 
@@ -62,9 +62,9 @@ impl ClusterArgs {
         Ok(spec)
     }
 
-    /// The ring these options describe.
-    pub fn ring(&self) -> Result<Ring, Failure> {
-        self.spec()?.ring().map_err(Failure::data)
+    /// The placement these options describe, with its key hash.
+    pub fn build(&self) -> Result<Keyed<AnyPlacement>, Failure> {
+        self.spec()?.build().map_err(Failure::data)
     }
 }
 

@@ -9,7 +9,7 @@
 use std::io::{self, BufRead, BufWriter, Write};
 
 use clap::ValueEnum;
-use ringwise::{NodeId, Ring};
+use ringwise::{AnyPlacement, Keyed, NodeId, Placement};
 
 use crate::Failure;
 use crate::cluster::ClusterArgs;
@@ -39,9 +39,15 @@ enum Format {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let ring = args.cluster.ring()?;
-    if ring.is_empty() {
+    let ring = args.cluster.build()?;
+    if ring.placement().is_empty() {
         return Err(Failure::data(anyhow::anyhow!("the cluster has no nodes")));
+    }
+    if args.zones && ring.placement().as_ring().is_none() {
+        let algorithm = ring.placement().algorithm();
+        return Err(Failure::usage(anyhow::anyhow!(
+            "--zones: zone-aware replicas exist for the ring only, not for {algorithm}"
+        )));
     }
     let stdout = io::stdout();
     let mut writer = Writer {
@@ -75,7 +81,7 @@ fn strip_newline(line: &[u8]) -> &[u8] {
 }
 
 struct Writer<'a, W: Write> {
-    ring: &'a Ring,
+    ring: &'a Keyed<AnyPlacement>,
     args: &'a Args,
     ids: Vec<NodeId>,
     out: W,
@@ -83,12 +89,12 @@ struct Writer<'a, W: Write> {
 
 impl<W: Write> Writer<'_, W> {
     fn key(&mut self, key: &[u8]) -> io::Result<()> {
-        let hash = self.ring.hash(key);
         let r = self.args.replicas as usize;
-        if self.args.zones {
-            self.ring.zoned_replicas_into(hash, r, &mut self.ids);
-        } else {
-            self.ring.replicas_into(hash, r, &mut self.ids);
+        match self.ring.placement().as_ring() {
+            Some(ring) if self.args.zones => {
+                ring.zoned_replicas_into(self.ring.hash(key), r, &mut self.ids);
+            }
+            _ => self.ring.replicas_into(key, r, &mut self.ids),
         }
         match self.args.format {
             Format::Text => self.text(key),
@@ -101,7 +107,7 @@ impl<W: Write> Writer<'_, W> {
         let mut separator = b"\t";
         for &id in &self.ids {
             self.out.write_all(separator)?;
-            let name = self.ring.nodes().name(id).unwrap_or_default();
+            let name = self.ring.placement().nodes().name(id).unwrap_or_default();
             self.out.write_all(name.as_bytes())?;
             separator = b",";
         }
@@ -111,7 +117,8 @@ impl<W: Write> Writer<'_, W> {
     /// `{"key": ..., "node": ...}`, plus `"replicas"` when more than one was
     /// asked for. A key that is not UTF-8 is given as `"key_hex"`.
     fn json(&mut self, key: &[u8]) -> io::Result<()> {
-        let names = self.ids.iter().filter_map(|&id| self.ring.nodes().name(id));
+        let nodes = self.ring.placement().nodes();
+        let names = self.ids.iter().filter_map(|&id| nodes.name(id));
         let mut doc = serde_json::Map::new();
         match std::str::from_utf8(key) {
             Ok(text) => doc.insert("key".into(), text.into()),

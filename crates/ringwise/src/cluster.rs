@@ -19,7 +19,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::Error;
+use crate::any::{AnyPlacement, Params};
 use crate::hash::StableHash;
+use crate::keyed::Keyed;
 use crate::node::NodeTable;
 use crate::ring::{DEFAULT_VNODES, Ring};
 
@@ -68,9 +70,23 @@ pub struct ClusterSpec {
 }
 
 impl ClusterSpec {
-    /// Builds the ring this spec describes.
+    /// Builds the ring this spec describes, whatever its `algorithm`.
     pub fn ring(&self) -> Result<Ring, Error> {
         Ring::from_table(self.nodes.clone(), self.vnodes, self.hash)
+    }
+
+    /// Builds the placement this spec describes, with its key hash.
+    pub fn build(&self) -> Result<Keyed<AnyPlacement>, Error> {
+        let placement = AnyPlacement::build(self.algorithm, self.nodes.clone(), self.params())?;
+        Ok(Keyed::new(placement, self.hash))
+    }
+
+    /// The algorithm parameters of this spec.
+    pub fn params(&self) -> Params {
+        Params {
+            vnodes: self.vnodes,
+            hash: self.hash,
+        }
     }
 }
 
@@ -191,7 +207,7 @@ mod file {
                 nodes,
             };
             // Catch limits such as too many points now, not at first use.
-            spec.ring().map_err(|e| at(raw.nodes.span(), "nodes", e))?;
+            spec.build().map_err(|e| at(raw.nodes.span(), "nodes", e))?;
             Ok(spec)
         }
     }

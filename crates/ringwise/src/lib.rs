@@ -1,16 +1,20 @@
 #![doc = include_str!("../../../README.md")]
 
+mod any;
 pub mod cluster;
 mod error;
 pub mod hash;
+mod keyed;
 mod live;
 mod node;
 mod placement;
 mod ring;
 
+pub use any::{AnyPlacement, Params};
 pub use cluster::{Algorithm, ClusterSpec};
 pub use error::Error;
 pub use hash::{KeyHasher, StableHash};
+pub use keyed::Keyed;
 pub use live::{Live, Snapshot};
 pub use node::{MAX_NAME_LEN, MAX_WEIGHT, Node, NodeId, NodeTable};
 pub use placement::Placement;

@@ -32,7 +32,9 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Instant;
 
-use ringwise::{Algorithm, Error, Node, Placement, Ring, StableHash};
+use ringwise::{
+    Algorithm, AnyPlacement, Error, Node, NodeTable, Params, Placement, Ring, StableHash,
+};
 use serde::Serialize;
 
 pub use keys::{KeyText, Keys};
@@ -352,6 +354,7 @@ pub struct Report {
 pub fn run(config: &Config, progress: &dyn Progress) -> Result<Report, SimError> {
     config.validate()?;
     match config.algo {
+        // The ring gets its own monomorphic loops; the rest share the enum.
         Algorithm::Ring => run_with(config, progress, |nodes: Vec<Node>, vnodes| {
             Ring::builder()
                 .hasher(config.hash)
@@ -359,7 +362,13 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Report, SimError>
                 .nodes(nodes)
                 .build()
         }),
-        other => Err(ConfigError::new("algo", format!("{other} cannot be simulated yet")).into()),
+        algorithm => run_with(config, progress, |nodes: Vec<Node>, vnodes| {
+            let params = Params {
+                vnodes,
+                hash: config.hash,
+            };
+            AnyPlacement::build(algorithm, NodeTable::new(nodes)?, params)
+        }),
     }
 }
 

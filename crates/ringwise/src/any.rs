@@ -1,0 +1,98 @@
+//! `AnyPlacement`: one of the built-in algorithms, chosen at run time.
+//!
+//! A cluster file or `--algo` names the algorithm only when the program
+//! runs, so the CLI, the simulator and `Live` holders need one type for all
+//! of them. An enum (rather than `Box<dyn Placement>`) keeps lookups free of
+//! vtable calls and keeps membership changes, which return `Self`, available.
+
+use crate::Error;
+use crate::cluster::Algorithm;
+use crate::hash::StableHash;
+use crate::node::{Node, NodeId, NodeTable};
+use crate::placement::Placement;
+use crate::ring::Ring;
+
+/// A placement snapshot of any built-in algorithm.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AnyPlacement {
+    /// The Karger ring with virtual nodes.
+    Ring(Ring),
+}
+
+/// Calls `$body` with `$p` bound to the inner placement of any variant.
+macro_rules! each {
+    ($self:expr, $p:ident => $body:expr) => {
+        match $self {
+            AnyPlacement::Ring($p) => $body,
+        }
+    };
+}
+
+/// Wraps a new snapshot of the same variant.
+macro_rules! rewrap {
+    ($self:expr, $p:ident => $body:expr) => {
+        match $self {
+            AnyPlacement::Ring($p) => $body.map(AnyPlacement::Ring),
+        }
+    };
+}
+
+/// The parameters that only some algorithms read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    /// Ring: virtual nodes per unit of weight.
+    pub vnodes: u32,
+    /// Ring: the hash of points.
+    pub hash: StableHash,
+}
+
+impl AnyPlacement {
+    /// Builds `algorithm` over `nodes`.
+    pub fn build(algorithm: Algorithm, nodes: NodeTable, params: Params) -> Result<Self, Error> {
+        match algorithm {
+            Algorithm::Ring => Ring::from_table(nodes, params.vnodes, params.hash).map(Self::Ring),
+        }
+    }
+
+    /// The algorithm of this snapshot.
+    pub fn algorithm(&self) -> Algorithm {
+        match self {
+            AnyPlacement::Ring(_) => Algorithm::Ring,
+        }
+    }
+
+    /// The ring, when this is one (for ring-only views such as exact arcs).
+    pub fn as_ring(&self) -> Option<&Ring> {
+        match self {
+            AnyPlacement::Ring(ring) => Some(ring),
+        }
+    }
+}
+
+impl Placement for AnyPlacement {
+    #[inline]
+    fn owner(&self, hash: u64) -> Option<NodeId> {
+        each!(self, p => Placement::owner(p, hash))
+    }
+
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        each!(self, p => Placement::replicas_into(p, hash, n, out))
+    }
+
+    fn nodes(&self) -> &NodeTable {
+        each!(self, p => Placement::nodes(p))
+    }
+
+    fn owners_into(&self, hashes: &[u64], out: &mut Vec<NodeId>) {
+        each!(self, p => Placement::owners_into(p, hashes, out))
+    }
+
+    fn with_node(&self, node: Node) -> Result<Self, Error> {
+        rewrap!(self, p => Placement::with_node(p, node))
+    }
+
+    fn without_node(&self, name: &str) -> Result<Self, Error> {
+        rewrap!(self, p => Placement::without_node(p, name))
+    }
+}
