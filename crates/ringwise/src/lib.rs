@@ -1,6 +1,7 @@
 #![doc = include_str!("../../../README.md")]
 
 mod any;
+mod bounded;
 pub mod cluster;
 mod error;
 pub mod hash;
@@ -11,6 +12,7 @@ mod placement;
 mod ring;
 
 pub use any::{AnyPlacement, Params};
+pub use bounded::{Bounded, Lease};
 pub use cluster::{Algorithm, ClusterSpec};
 pub use error::Error;
 pub use hash::{KeyHasher, StableHash};
