@@ -63,6 +63,10 @@ pub struct Args {
     /// Data held by the cost model's store (e.g. 3TB, 500GB, 2TiB).
     #[arg(long, default_value = "3TB")]
     data: String,
+    /// Also compare every algorithm (moves on join and leave, balance,
+    /// lookup time, memory, build time) at 10 and 100 nodes.
+    #[arg(long)]
+    compare: bool,
     /// Output: terminal tables, one JSON document, or CSV sections.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -148,6 +152,9 @@ impl Args {
             if !experiments.contains(&e) {
                 experiments.push(e);
             }
+        }
+        if self.compare && !experiments.contains(&Experiment::Compare) {
+            experiments.push(Experiment::Compare);
         }
         experiments.sort();
         Ok(Config {

@@ -179,3 +179,26 @@ fn bad_options_are_specific_errors() {
         assert!(out.stdout.is_empty(), "{args:?} printed output");
     }
 }
+
+#[test]
+fn compare_lists_every_algorithm_at_both_sizes() {
+    let out = simulate(&["--keys", "20000", "--experiments", "compare", "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = doc["compare"].as_array().expect("compare rows");
+    assert!(rows.len() >= 2 && rows.len() % 2 == 0);
+    for row in rows {
+        let n = row["nodes"].as_u64().expect("nodes") as f64;
+        assert!((f(&row["add_optimal"]) - 1.0 / (n + 1.0)).abs() < 1e-12);
+        assert!((f(&row["remove_optimal"]) - 1.0 / n).abs() < 1e-12);
+        assert!(f(&row["max_load"]) >= 1.0);
+        assert!(row["memory_bytes"].as_u64().expect("bytes") > 0);
+        if row["algorithm"] == "ring" {
+            assert_eq!(row["add_only_new"], true);
+            assert_eq!(row["remove_only_removed"], true);
+        }
+    }
+    let csv = simulate(&["--keys", "5000", "--compare", "--experiments", "modulo", "--format", "csv"]);
+    let csv = String::from_utf8(csv.stdout).expect("utf-8");
+    assert!(csv.contains("\nexperiment,algorithm,nodes,add_moved"), "{csv}");
+}

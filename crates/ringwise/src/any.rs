@@ -62,6 +62,13 @@ impl AnyPlacement {
         }
     }
 
+    /// Heap bytes held by the snapshot's lookup structures (node table aside).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            AnyPlacement::Ring(ring) => ring.heap_bytes(),
+        }
+    }
+
     /// The ring, when this is one (for ring-only views such as exact arcs).
     pub fn as_ring(&self) -> Option<&Ring> {
         match self {

@@ -37,6 +37,11 @@ pub enum Algorithm {
     Ring,
 }
 
+impl Algorithm {
+    /// Every built-in algorithm, in documentation order.
+    pub const ALL: [Algorithm; 1] = [Algorithm::Ring];
+}
+
 impl FromStr for Algorithm {
     type Err = Error;
 

@@ -16,6 +16,7 @@
 //! rings are built once per (name set, vnodes) and the joined ring is derived
 //! by merging one node's points; the key loops run in parallel with rayon.
 
+pub mod compare;
 pub mod cost;
 pub mod failure;
 mod keys;
@@ -57,11 +58,13 @@ pub enum Experiment {
     Rendezvous,
     /// The cost model of moved keys.
     Cost,
+    /// Every algorithm side by side (not part of the article's run).
+    Compare,
 }
 
 impl Experiment {
-    /// Every experiment, in report order.
-    pub const ALL: [Experiment; 7] = [
+    /// The article's experiments, in report order: the default run.
+    pub const ARTICLE: [Experiment; 7] = [
         Experiment::Modulo,
         Experiment::Single,
         Experiment::Seeds,
@@ -69,6 +72,18 @@ impl Experiment {
         Experiment::Weights,
         Experiment::Rendezvous,
         Experiment::Cost,
+    ];
+
+    /// Every experiment, in report order.
+    pub const ALL: [Experiment; 8] = [
+        Experiment::Modulo,
+        Experiment::Single,
+        Experiment::Seeds,
+        Experiment::Failure,
+        Experiment::Weights,
+        Experiment::Rendezvous,
+        Experiment::Cost,
+        Experiment::Compare,
     ];
 
     /// The name used by `--experiments`.
@@ -81,6 +96,7 @@ impl Experiment {
             Experiment::Weights => "weights",
             Experiment::Rendezvous => "rendezvous",
             Experiment::Cost => "cost",
+            Experiment::Compare => "compare",
         }
     }
 }
@@ -221,7 +237,7 @@ impl Default for Config {
             failure_vnodes: vec![1, 100],
             weight_vnodes: vec![1000, 100],
             rendezvous_keys: 200_000,
-            experiments: Experiment::ALL.to_vec(),
+            experiments: Experiment::ARTICLE.to_vec(),
             rps: 100_000.0,
             hit_rate: 0.95,
             data_bytes: 3e12,
@@ -346,6 +362,8 @@ pub struct Report {
     pub rendezvous: Option<rendezvous::RendezvousRow>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<cost::Cost>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compare: Option<Vec<compare::CompareRow>>,
     /// Wall time of the run, seconds.
     pub elapsed_s: f64,
 }
@@ -398,7 +416,7 @@ where
         },
         || key_experiments(config, progress, &build),
     );
-    let (modulo, single, seeds, failure, weights) = rest?;
+    let (modulo, single, seeds, failure, weights, compare) = rest?;
     let cost_needs = config.wants(Experiment::Cost);
     let cost = cost_needs.then(|| cost::Cost::new(config, modulo.as_deref(), single.as_deref()));
     Ok(Report {
@@ -409,6 +427,7 @@ where
         weights,
         rendezvous: rendezvous?,
         cost,
+        compare,
         params: config.clone(),
         elapsed_s: started.elapsed().as_secs_f64(),
     })
@@ -420,6 +439,7 @@ type KeyResults = (
     Option<Vec<seeds::SeedsRow>>,
     Option<Vec<failure::FailureRow>>,
     Option<Vec<weights::WeightsRow>>,
+    Option<Vec<compare::CompareRow>>,
 );
 
 /// The experiments on the keys `user:0..`, which share one hashing pass.
@@ -453,7 +473,11 @@ where
         .wants(Experiment::Weights)
         .then(|| weights::run(config, &keys, build))
         .transpose()?;
-    Ok((modulo, single, seeds, failure, weights))
+    let compare = config
+        .wants(Experiment::Compare)
+        .then(|| compare::run(config, &keys))
+        .transpose()?;
+    Ok((modulo, single, seeds, failure, weights, compare))
 }
 
 fn total_units(config: &Config) -> u64 {

@@ -28,7 +28,7 @@ pub fn write(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, SimError> {
     };
     std::fs::create_dir_all(dir).map_err(|e| failed(dir, &e))?;
     let mut written = Vec::new();
-    let charts: [(&str, bool, Chart); 3] = [
+    let charts: [(&str, bool, Chart); 4] = [
         (
             "spread.svg",
             report.single.is_some() || report.seeds.is_some(),
@@ -36,6 +36,7 @@ pub fn write(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, SimError> {
         ),
         ("moved.svg", report.seeds.is_some(), moved),
         ("failure.svg", report.failure.is_some(), failure),
+        ("compare.svg", report.compare.is_some(), compare),
     ];
     for (name, has_data, draw) in charts {
         if has_data {
@@ -257,6 +258,77 @@ fn failure(report: &Report, path: &Path) -> Plot {
             .border_style(BLACK)
             .draw()?;
     }
+    root.present()?;
+    Ok(())
+}
+
+/// Keys moved on join and on leave, as multiples of the optimum, per
+/// algorithm and cluster size: 1.0 is minimal disruption.
+fn compare(report: &Report, path: &Path) -> Plot {
+    let rows = report.compare.as_deref().unwrap_or_default();
+    let ratio = |moved: f64, optimal: f64| if optimal > 0.0 { moved / optimal } else { 0.0 };
+    let y_max = rows
+        .iter()
+        .flat_map(|r| {
+            [
+                ratio(r.add_moved, r.add_optimal),
+                ratio(r.remove_moved, r.remove_optimal),
+            ]
+        })
+        .fold(2.0f64, f64::max);
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = builder(&root, "Keys moved, as a multiple of the optimum")
+        .build_cartesian_2d(-0.5f64..rows.len() as f64 - 0.5, 0f64..y_max * 1.1)?;
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{} N={}", r.algorithm, r.nodes))
+        .collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(rows.len())
+        .x_label_formatter(&category(&labels))
+        .y_desc("moved / optimum")
+        .draw()?;
+    chart.draw_series(LineSeries::new(
+        [(-0.5, 1.0), (rows.len() as f64 - 0.5, 1.0)],
+        BLACK.mix(0.5).stroke_width(1),
+    ))?;
+    let series = [
+        (
+            -0.2,
+            BLUE,
+            "node joins",
+            rows.iter()
+                .map(|r| ratio(r.add_moved, r.add_optimal))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            0.2,
+            RED,
+            "last node leaves",
+            rows.iter()
+                .map(|r| ratio(r.remove_moved, r.remove_optimal))
+                .collect(),
+        ),
+    ];
+    for (offset, color, label, values) in series {
+        let bars = values.into_iter().enumerate().map(move |(i, v)| {
+            let x = i as f64 + offset;
+            Rectangle::new([(x - 0.18, 0.0), (x + 0.18, v)], color.mix(0.8).filled())
+        });
+        chart
+            .draw_series(bars)?
+            .label(label)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperMiddle)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()?;
     root.present()?;
     Ok(())
 }

@@ -173,8 +173,46 @@ pub fn text(report: &Report) -> String {
     if let Some(cost) = &report.cost {
         cost_text(w, cost);
     }
+    if let Some(rows) = &report.compare {
+        compare_text(w, rows);
+    }
     let _ = writeln!(w, "\nelapsed {:.2} s", report.elapsed_s);
     out
+}
+
+fn compare_text(w: &mut String, rows: &[crate::compare::CompareRow]) {
+    let _ = writeln!(
+        w,
+        "\nAlgorithms compared ({} keys; ring at {} vnodes)",
+        thousands(crate::compare::KEYS),
+        crate::compare::RING_VNODES
+    );
+    let _ = writeln!(
+        w,
+        "algorithm     N  add: moved (opt)     only new  remove: moved (opt)  only it  max/mean  lookup   memory     build"
+    );
+    for r in rows {
+        let _ = writeln!(
+            w,
+            "{:<10} {:>4}  {:>7} ({:>6})  {:<8}  {:>7} ({:>6})      {:<7}  {:>8.3}  {:>6}  {:>9}  {:>6.2} ms",
+            r.algorithm,
+            r.nodes,
+            pct(r.add_moved, 2),
+            pct(r.add_optimal, 2),
+            yes(r.add_only_new),
+            pct(r.remove_moved, 2),
+            pct(r.remove_optimal, 2),
+            yes(r.remove_only_removed),
+            r.max_load,
+            nanos(r.lookup_ns),
+            bytes(r.memory_bytes as f64),
+            r.build_ms
+        );
+    }
+}
+
+fn yes(flag: bool) -> &'static str {
+    if flag { "yes" } else { "no" }
 }
 
 fn db_rps(rps: f64, factor: f64) -> String {
@@ -307,6 +345,31 @@ pub fn csv(report: &Report) -> String {
             "rendezvous,{},{},{},{},{},{}",
             r.keys, r.nodes, r.moved, r.to_new, r.lookup_ns, r.ring_lookup_ns
         );
+        w.push('\n');
+    }
+    if let Some(rows) = &report.compare {
+        let _ = writeln!(
+            w,
+            "experiment,algorithm,nodes,add_moved,add_optimal,add_only_new,remove_moved,remove_optimal,remove_only_removed,max_load,lookup_ns,memory_bytes,build_ms"
+        );
+        for r in rows {
+            let _ = writeln!(
+                w,
+                "compare,{},{},{},{},{},{},{},{},{},{},{},{}",
+                r.algorithm,
+                r.nodes,
+                r.add_moved,
+                r.add_optimal,
+                r.add_only_new,
+                r.remove_moved,
+                r.remove_optimal,
+                r.remove_only_removed,
+                r.max_load,
+                r.lookup_ns,
+                r.memory_bytes,
+                r.build_ms
+            );
+        }
         w.push('\n');
     }
     if let Some(c) = &report.cost {

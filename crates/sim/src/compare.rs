@@ -1,0 +1,144 @@
+//! `--compare`: every algorithm side by side, the table the article promises
+//! in "what replaces the ring".
+//!
+//! For each algorithm at each cluster size N (10 and 100 by default): the
+//! share of keys moved when node N joins and when the last node leaves, next
+//! to the optimum `1/(N+1)` and `1/N`; whether every move involved only the
+//! changed node; the largest load over the mean; one lookup's time (hashing
+//! included, one thread); the snapshot's heap bytes; the build time. The
+//! node that leaves is the last one to join, the only one every algorithm
+//! (jump included) can remove.
+
+use std::time::Instant;
+
+use ringwise::{Algorithm, AnyPlacement, KeyHasher, Node, NodeTable, Params, Placement};
+use serde::Serialize;
+
+use crate::{Config, Keys, SimError};
+
+/// Cluster sizes compared.
+pub const SIZES: [u32; 2] = [10, 100];
+
+/// Keys used by the comparison (the first ones).
+pub const KEYS: u64 = 200_000;
+
+/// Virtual nodes of the ring in the comparison (the library default).
+pub const RING_VNODES: u32 = ringwise::DEFAULT_VNODES;
+
+/// One algorithm at one cluster size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompareRow {
+    pub algorithm: String,
+    pub nodes: u32,
+    /// Share moved when node N joins, and the optimum `1/(N+1)`.
+    pub add_moved: f64,
+    pub add_optimal: f64,
+    /// True when every moved key went to the joining node.
+    pub add_only_new: bool,
+    /// Share moved when the last node leaves, and the optimum `1/N`.
+    pub remove_moved: f64,
+    pub remove_optimal: f64,
+    /// True when every moved key came from the leaving node.
+    pub remove_only_removed: bool,
+    /// Largest node load over the mean load (before any change).
+    pub max_load: f64,
+    pub lookup_ns: f64,
+    pub memory_bytes: usize,
+    pub build_ms: f64,
+}
+
+/// Compares every built-in algorithm.
+pub fn run(config: &Config, keys: &Keys) -> Result<Vec<CompareRow>, SimError> {
+    let hashes = keys.prefix(KEYS);
+    let mut rows = Vec::new();
+    for algorithm in Algorithm::ALL {
+        for n in SIZES {
+            rows.push(one(config, algorithm, n, &hashes)?);
+        }
+    }
+    Ok(rows)
+}
+
+fn build(
+    config: &Config,
+    algorithm: Algorithm,
+    names: &[String],
+) -> Result<AnyPlacement, SimError> {
+    let table = NodeTable::new(names.iter().map(Node::new))?;
+    let params = Params {
+        vnodes: RING_VNODES,
+        hash: config.hash,
+    };
+    Ok(AnyPlacement::build(algorithm, table, params)?)
+}
+
+fn one(
+    config: &Config,
+    algorithm: Algorithm,
+    n: u32,
+    hashes: &[u64],
+) -> Result<CompareRow, SimError> {
+    let names: Vec<String> = (0..=n).map(|i| format!("node-{i}")).collect();
+    let started = Instant::now();
+    let before = build(config, algorithm, &names[..n as usize])?;
+    let build_ms = started.elapsed().as_secs_f64() * 1e3;
+    let joined = before.with_node(Node::new(names[n as usize].clone()))?;
+    let left = before.without_node(&names[n as usize - 1])?;
+
+    let owners = |p: &AnyPlacement| -> Vec<String> {
+        let nodes = p.nodes();
+        hashes
+            .iter()
+            .map(|&h| {
+                p.owner(h)
+                    .and_then(|id| nodes.name(id))
+                    .unwrap_or("")
+                    .to_owned()
+            })
+            .collect()
+    };
+    let (b, j, l) = (owners(&before), owners(&joined), owners(&left));
+    let moved = |after: &[String]| b.iter().zip(after).filter(|(x, y)| x != y).count();
+    let only = |after: &[String], node: &str, to: bool| {
+        b.iter()
+            .zip(after)
+            .filter(|(x, y)| x != y)
+            .all(|(x, y)| if to { y == node } else { x == node })
+    };
+    let mut load = std::collections::HashMap::<&str, u64>::new();
+    for name in &b {
+        *load.entry(name).or_default() += 1;
+    }
+    let mean = hashes.len() as f64 / f64::from(n);
+    let total = hashes.len() as f64;
+    Ok(CompareRow {
+        algorithm: algorithm.to_string(),
+        nodes: n,
+        add_moved: moved(&j) as f64 / total,
+        add_optimal: 1.0 / f64::from(n + 1),
+        add_only_new: only(&j, &names[n as usize], true),
+        remove_moved: moved(&l) as f64 / total,
+        remove_optimal: 1.0 / f64::from(n),
+        remove_only_removed: only(&l, &names[n as usize - 1], false),
+        max_load: load.values().copied().max().unwrap_or(0) as f64 / mean,
+        lookup_ns: lookup_ns(config, &before),
+        memory_bytes: before.heap_bytes(),
+        build_ms,
+    })
+}
+
+/// One thread, hashing included, over 100,000 keys `user:i`.
+fn lookup_ns(config: &Config, placement: &AnyPlacement) -> f64 {
+    const TIMED: u64 = 100_000;
+    let mut key = crate::KeyText::new("user:", 0);
+    let mut sink = 0u32;
+    let started = Instant::now();
+    for _ in 0..TIMED {
+        sink ^= placement
+            .owner(config.hash.hash(key.as_bytes()))
+            .unwrap_or(0);
+        key.increment();
+    }
+    std::hint::black_box(sink);
+    started.elapsed().as_nanos() as f64 / TIMED as f64
+}
