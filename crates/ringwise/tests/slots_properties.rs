@@ -201,6 +201,11 @@ fn totality_on_zero_one_two_nodes() {
     assert_eq!(two.slot_counts(), vec![8192, 8192]);
     two.replicas_into(12345, 9, &mut out);
     assert_eq!(out.len(), 2);
+    let dynamic: &dyn Placement = &two;
+    assert_eq!(dynamic.nodes().name(1), Some("solo"));
+    // "duo" (id 0) took the top half from "solo".
+    assert_eq!(dynamic.owner(8191), Some(1));
+    assert_eq!(dynamic.owner(8192), Some(0));
     let back = two
         .without_node("duo")
         .and_then(|s| s.without_node("solo"))
