@@ -80,7 +80,8 @@ impl Rendezvous {
         }
     }
 
-    /// The score of node `id` for `hash`: `w / -ln(u)`, finite and positive.
+    /// The score of node `id` for `hash`: `w / -ln(u)`, finite and positive
+    /// (0 for an id this snapshot does not have).
     #[inline]
     pub fn score(&self, hash: u64, id: NodeId) -> f64 {
         let i = id as usize;
