@@ -9,7 +9,9 @@ mod keyed;
 mod live;
 mod node;
 mod placement;
+mod rendezvous;
 mod ring;
+mod slots;
 
 pub use any::{AnyPlacement, Params};
 pub use bounded::{Bounded, Lease};
@@ -20,7 +22,9 @@ pub use keyed::Keyed;
 pub use live::{Live, Snapshot};
 pub use node::{MAX_NAME_LEN, MAX_WEIGHT, Node, NodeId, NodeTable};
 pub use placement::Placement;
+pub use rendezvous::Rendezvous;
 pub use ring::{DEFAULT_VNODES, NodeStats, Ring, RingBuilder, RingStats, point_count};
+pub use slots::{RedisSlot, SLOT_COUNT, Slots, key_slot};
 
 /// Most virtual nodes per unit of weight.
 pub const MAX_VNODES: u32 = 1_000_000;
