@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
-use ringwise::{AnyPlacement, ClusterSpec, Keyed, Node, NodeTable, StableHash};
+use ringwise::{Algorithm, AnyPlacement, ClusterSpec, Keyed, Node, NodeTable, StableHash};
 
 use crate::Failure;
 
@@ -20,7 +20,10 @@ pub struct ClusterArgs {
     /// Nodes on the command line: NAME[=WEIGHT][@ZONE],...
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     nodes: Option<String>,
-    /// Hash of keys and points: md5, xxh3 (default), xxh64, murmur3, fnv1a64, siphash.
+    /// Placement algorithm: ring (default), rendezvous, slots.
+    #[arg(long, value_name = "ALGO")]
+    algo: Option<String>,
+    /// Hash of keys and points: md5, xxh3 (default), xxh64, murmur3, fnv1a64, siphash, redis-crc16.
     #[arg(long, value_name = "HASH")]
     hash: Option<String>,
     /// 128-bit secret as 32 hex digits, for --hash siphash.
@@ -38,7 +41,7 @@ impl ClusterArgs {
             (Some(path), _) => read_file(path)?,
             (None, Some(list)) => ClusterSpec {
                 algorithm: Default::default(),
-                hash: StableHash::default(),
+                hash: Algorithm::default().default_hash(),
                 vnodes: ringwise::DEFAULT_VNODES,
                 nodes: NodeTable::new(parse_nodes(list)?)
                     .context("--nodes")
@@ -50,6 +53,13 @@ impl ClusterArgs {
                 )));
             }
         };
+        if let Some(name) = &self.algo {
+            let algorithm: Algorithm = name.parse().context("--algo").map_err(Failure::data)?;
+            if self.cluster.is_none() || algorithm != spec.algorithm {
+                spec.hash = algorithm.default_hash();
+            }
+            spec.algorithm = algorithm;
+        }
         if self.hash.is_some() || self.secret.is_some() {
             let name = self.hash.as_deref().unwrap_or(spec.hash.name());
             spec.hash = StableHash::from_name(name, self.secret.as_deref())

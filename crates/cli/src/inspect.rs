@@ -1,8 +1,14 @@
-//! `ringwise inspect`: points and exact ownership per node.
+//! `ringwise inspect`: points and ownership per node.
+//!
+//! For a ring the shares are exact (summed arcs of the hash space). Other
+//! algorithms have no arcs to sum, so their shares are measured on
+//! 1,000,000 sample keys `inspect:0..` through the cluster's key hash.
 
 use std::io::Write;
 
 use clap::ValueEnum;
+
+use ringwise::{AnyPlacement, Keyed, NodeId, NodeStats, Placement, RingStats};
 
 use crate::Failure;
 use crate::cluster::ClusterArgs;
@@ -24,8 +30,11 @@ enum Format {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let spec = args.cluster.spec()?;
-    let ring = spec.ring().map_err(Failure::data)?;
-    let stats = ring.stats();
+    let keyed = spec.build().map_err(Failure::data)?;
+    let (stats, points) = match keyed.placement().as_ring() {
+        Some(ring) => (ring.stats(), ring.point_count()),
+        None => (sampled(&keyed), 0),
+    };
     let text = match args.format {
         Format::Json => {
             let nodes: Vec<_> = stats
@@ -41,12 +50,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 .collect();
             let doc = serde_json::json!({
                 "algorithm": spec.algorithm.to_string(), "hash": spec.hash.name(),
-                "vnodes": spec.vnodes, "points": ring.point_count(), "nodes": nodes,
+                "vnodes": spec.vnodes, "points": points, "nodes": nodes,
+                "exact": keyed.placement().as_ring().is_some(),
                 "max": stats.max, "min": stats.min, "spread": stats.spread,
             });
             format!("{doc}\n")
         }
-        Format::Text => table(&spec, &ring, &stats),
+        Format::Text => table(&spec, points, &stats),
     };
     std::io::stdout()
         .lock()
@@ -54,11 +64,45 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map_err(Failure::io)
 }
 
-fn table(
-    spec: &ringwise::ClusterSpec,
-    ring: &ringwise::Ring,
-    stats: &ringwise::RingStats,
-) -> String {
+const SAMPLE: u64 = 1_000_000;
+
+/// Shares measured on `SAMPLE` keys, for placements without arcs.
+fn sampled(keyed: &Keyed<AnyPlacement>) -> RingStats {
+    let nodes = keyed.placement().nodes();
+    let mut counts = vec![0u64; nodes.len()];
+    for i in 0..SAMPLE {
+        if let Some(id) = keyed.owner(format!("inspect:{i}")) {
+            counts[id as usize] += 1;
+        }
+    }
+    let total_weight = nodes.total_weight();
+    let stats: Vec<NodeStats> = nodes
+        .iter()
+        .zip(&counts)
+        .enumerate()
+        .map(|(id, (node, &count))| NodeStats {
+            id: id as NodeId,
+            name: node.name.clone(),
+            weight: node.weight,
+            zone: node.zone.clone(),
+            points: 0,
+            share: count as f64 / SAMPLE as f64,
+            expected: node.weight / total_weight,
+        })
+        .collect();
+    let ratios: Vec<f64> = stats.iter().map(NodeStats::ratio).collect();
+    let n = ratios.len().max(1) as f64;
+    let mean = ratios.iter().sum::<f64>() / n;
+    let variance = ratios.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n;
+    RingStats {
+        max: ratios.iter().copied().fold(f64::NAN, f64::max),
+        min: ratios.iter().copied().fold(f64::NAN, f64::min),
+        spread: variance.sqrt() / mean,
+        nodes: stats,
+    }
+}
+
+fn table(spec: &ringwise::ClusterSpec, points: usize, stats: &RingStats) -> String {
     let width = stats
         .nodes
         .iter()
@@ -67,12 +111,17 @@ fn table(
         .unwrap_or(4)
         .max(4);
     let mut out = format!(
-        "algorithm {}, hash {}, vnodes {}: {} nodes, {} points\n",
+        "algorithm {}, hash {}, vnodes {}: {} nodes, {} points{}\n",
         spec.algorithm,
         spec.hash,
         spec.vnodes,
-        ring.len(),
-        ring.point_count()
+        stats.nodes.len(),
+        points,
+        if points == 0 {
+            " (shares sampled on 1,000,000 keys)"
+        } else {
+            ""
+        }
     );
     out += &format!(
         "{:<width$}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  zone\n",

@@ -182,8 +182,19 @@ fn bad_options_are_specific_errors() {
 
 #[test]
 fn compare_lists_every_algorithm_at_both_sizes() {
-    let out = simulate(&["--keys", "20000", "--experiments", "compare", "--format", "json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = simulate(&[
+        "--keys",
+        "20000",
+        "--experiments",
+        "compare",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
     let rows = doc["compare"].as_array().expect("compare rows");
     assert!(rows.len() >= 2 && rows.len() % 2 == 0);
@@ -198,7 +209,18 @@ fn compare_lists_every_algorithm_at_both_sizes() {
             assert_eq!(row["remove_only_removed"], true);
         }
     }
-    let csv = simulate(&["--keys", "5000", "--compare", "--experiments", "modulo", "--format", "csv"]);
+    let csv = simulate(&[
+        "--keys",
+        "5000",
+        "--compare",
+        "--experiments",
+        "modulo",
+        "--format",
+        "csv",
+    ]);
     let csv = String::from_utf8(csv.stdout).expect("utf-8");
-    assert!(csv.contains("\nexperiment,algorithm,nodes,add_moved"), "{csv}");
+    assert!(
+        csv.contains("\nexperiment,algorithm,nodes,add_moved"),
+        "{csv}"
+    );
 }

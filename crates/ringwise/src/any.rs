@@ -10,7 +10,9 @@ use crate::cluster::Algorithm;
 use crate::hash::StableHash;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
+use crate::rendezvous::Rendezvous;
 use crate::ring::Ring;
+use crate::slots::Slots;
 
 /// A placement snapshot of any built-in algorithm.
 #[derive(Debug, Clone)]
@@ -18,6 +20,10 @@ use crate::ring::Ring;
 pub enum AnyPlacement {
     /// The Karger ring with virtual nodes.
     Ring(Ring),
+    /// Weighted highest random weight.
+    Rendezvous(Rendezvous),
+    /// Redis Cluster's hash slots.
+    Slots(Slots),
 }
 
 /// Calls `$body` with `$p` bound to the inner placement of any variant.
@@ -25,6 +31,8 @@ macro_rules! each {
     ($self:expr, $p:ident => $body:expr) => {
         match $self {
             AnyPlacement::Ring($p) => $body,
+            AnyPlacement::Rendezvous($p) => $body,
+            AnyPlacement::Slots($p) => $body,
         }
     };
 }
@@ -34,6 +42,8 @@ macro_rules! rewrap {
     ($self:expr, $p:ident => $body:expr) => {
         match $self {
             AnyPlacement::Ring($p) => $body.map(AnyPlacement::Ring),
+            AnyPlacement::Rendezvous($p) => $body.map(AnyPlacement::Rendezvous),
+            AnyPlacement::Slots($p) => $body.map(AnyPlacement::Slots),
         }
     };
 }
@@ -52,6 +62,8 @@ impl AnyPlacement {
     pub fn build(algorithm: Algorithm, nodes: NodeTable, params: Params) -> Result<Self, Error> {
         match algorithm {
             Algorithm::Ring => Ring::from_table(nodes, params.vnodes, params.hash).map(Self::Ring),
+            Algorithm::Rendezvous => Ok(Self::Rendezvous(Rendezvous::from_table(nodes))),
+            Algorithm::Slots => Slots::from_table(nodes).map(Self::Slots),
         }
     }
 
@@ -59,6 +71,8 @@ impl AnyPlacement {
     pub fn algorithm(&self) -> Algorithm {
         match self {
             AnyPlacement::Ring(_) => Algorithm::Ring,
+            AnyPlacement::Rendezvous(_) => Algorithm::Rendezvous,
+            AnyPlacement::Slots(_) => Algorithm::Slots,
         }
     }
 
@@ -66,6 +80,10 @@ impl AnyPlacement {
     pub fn heap_bytes(&self) -> usize {
         match self {
             AnyPlacement::Ring(ring) => ring.heap_bytes(),
+            // One seed per node.
+            AnyPlacement::Rendezvous(r) => r.len() * 8,
+            // The slot table: one u16 per slot.
+            AnyPlacement::Slots(_) => crate::SLOT_COUNT * 2,
         }
     }
 
@@ -73,6 +91,7 @@ impl AnyPlacement {
     pub fn as_ring(&self) -> Option<&Ring> {
         match self {
             AnyPlacement::Ring(ring) => Some(ring),
+            _ => None,
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::node::NodeTable;
 use crate::ring::{DEFAULT_VNODES, Ring};
 
 /// The names accepted for `algorithm`.
-pub const ALGORITHMS: [&str; 1] = ["ring"];
+pub const ALGORITHMS: [&str; 3] = ["ring", "rendezvous", "slots"];
 
 /// Which placement algorithm a cluster uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,11 +35,24 @@ pub enum Algorithm {
     /// [`Ring`]: the Karger ring with virtual nodes.
     #[default]
     Ring,
+    /// [`crate::Rendezvous`]: weighted highest random weight.
+    Rendezvous,
+    /// [`crate::Slots`]: Redis Cluster's 16384 hash slots.
+    Slots,
 }
 
 impl Algorithm {
     /// Every built-in algorithm, in documentation order.
-    pub const ALL: [Algorithm; 1] = [Algorithm::Ring];
+    pub const ALL: [Algorithm; 3] = [Algorithm::Ring, Algorithm::Rendezvous, Algorithm::Slots];
+
+    /// The key hash used when a cluster names none: `xxh3`, except for
+    /// `slots`, whose keys go through Redis's CRC16 with hash tags.
+    pub fn default_hash(self) -> StableHash {
+        match self {
+            Algorithm::Slots => StableHash::RedisCrc16,
+            _ => StableHash::default(),
+        }
+    }
 }
 
 impl FromStr for Algorithm {
@@ -48,6 +61,8 @@ impl FromStr for Algorithm {
     fn from_str(name: &str) -> Result<Self, Error> {
         match name {
             "ring" => Ok(Algorithm::Ring),
+            "rendezvous" => Ok(Algorithm::Rendezvous),
+            "slots" => Ok(Algorithm::Slots),
             _ => Err(Error::UnknownAlgorithm { name: name.into() }),
         }
     }
@@ -57,6 +72,8 @@ impl fmt::Display for Algorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Algorithm::Ring => "ring",
+            Algorithm::Rendezvous => "rendezvous",
+            Algorithm::Slots => "slots",
         })
     }
 }
@@ -149,7 +166,8 @@ mod file {
                     .map_err(|e| at(a.span(), "algorithm", e))?,
                 None => Algorithm::default(),
             };
-            let hash = parse_hash(&raw).map_err(|(span, field, e)| at(span, field, e))?;
+            let hash =
+                parse_hash(&raw, algorithm).map_err(|(span, field, e)| at(span, field, e))?;
             let vnodes = match &raw.vnodes {
                 Some(v) if *v.get_ref() == 0 || *v.get_ref() > crate::MAX_VNODES => {
                     let e = Error::InvalidVnodes {
@@ -219,11 +237,11 @@ mod file {
 
     type Located = (std::ops::Range<usize>, &'static str, Error);
 
-    fn parse_hash(raw: &RawCluster) -> Result<StableHash, Located> {
+    fn parse_hash(raw: &RawCluster, algorithm: Algorithm) -> Result<StableHash, Located> {
         let secret = raw.secret.as_ref();
         let Some(hash) = &raw.hash else {
             return match secret {
-                None => Ok(StableHash::default()),
+                None => Ok(algorithm.default_hash()),
                 Some(s) => Err((
                     s.span(),
                     "secret",

@@ -14,6 +14,7 @@
 //! | `murmur3` | MurmurHash3 x64_128, seed 0, the first half `h1`               |
 //! | `fnv1a64` | 64-bit FNV-1a                                                 |
 //! | `siphash` | SipHash-2-4 keyed with the cluster's 128-bit secret           |
+//! | `redis-crc16` | Redis Cluster key slot (CRC16 + hash tags), for `slots` |
 //!
 //! Why `siphash`: with a public hash anyone who can choose keys can find many
 //! that land on one node and overload it. A keyed hash with a secret shared by
@@ -37,7 +38,15 @@ pub trait KeyHasher {
 }
 
 /// The names accepted by [`StableHash::from_str`], in documentation order.
-pub const NAMES: [&str; 6] = ["md5", "xxh3", "xxh64", "murmur3", "fnv1a64", "siphash"];
+pub const NAMES: [&str; 7] = [
+    "md5",
+    "xxh3",
+    "xxh64",
+    "murmur3",
+    "fnv1a64",
+    "siphash",
+    "redis-crc16",
+];
 
 /// The built-in stable hashes, chosen by name.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
@@ -56,6 +65,10 @@ pub enum StableHash {
     Fnv1a64,
     /// SipHash-2-4 keyed with a 128-bit secret (`k0` = first 8 bytes LE, `k1` = last 8).
     SipHash { key: [u8; 16] },
+    /// Redis Cluster's key slot: CRC16/XMODEM of the hash tag (or the whole
+    /// key), modulo 16384. The default of the `slots` algorithm; a 14-bit
+    /// value, useless for the other algorithms.
+    RedisCrc16,
 }
 
 impl StableHash {
@@ -68,6 +81,7 @@ impl StableHash {
             StableHash::Murmur3 => "murmur3",
             StableHash::Fnv1a64 => "fnv1a64",
             StableHash::SipHash { .. } => "siphash",
+            StableHash::RedisCrc16 => "redis-crc16",
         }
     }
 
@@ -80,6 +94,7 @@ impl StableHash {
             "xxh64" => StableHash::Xxh64,
             "murmur3" => StableHash::Murmur3,
             "fnv1a64" => StableHash::Fnv1a64,
+            "redis-crc16" => StableHash::RedisCrc16,
             "siphash" => {
                 let secret = secret.ok_or_else(|| Error::InvalidSecret {
                     reason: "hash `siphash` needs a 128-bit secret (32 hex digits)".into(),
@@ -131,6 +146,7 @@ impl KeyHasher for StableHash {
             StableHash::Murmur3 => murmur3_h1(bytes),
             StableHash::Fnv1a64 => fnv1a64(bytes),
             StableHash::SipHash { key } => SipHasher24::new_with_key(key).hash(bytes),
+            StableHash::RedisCrc16 => u64::from(crate::slots::key_slot(bytes)),
         }
     }
 }
