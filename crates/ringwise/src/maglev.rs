@@ -23,18 +23,22 @@
 //! The build replays Envoy's rounds without visiting nodes that sit out
 //! (see `maglev/fill.rs`).
 //!
-//! Balance: with equal weights counts differ by at most one slot; with
-//! weights a node's count is within `2 + N·w_i` slots of `M·w_i`.
+//! Balance: with equal weights every node claims once per round, so the
+//! first `M mod N` nodes (in name order) own `⌈M/N⌉` slots and the others
+//! `⌊M/N⌋`. With weights, node `i` owns between `M·w_i − N·w_i − 1` and
+//! `M·w_i + 2` slots (it claims in about `r·w_i/max_w` of the `r` rounds).
 //!
 //! Cost: 2 bytes a slot up to 65,536 nodes (128 KiB at the default
 //! `M = 65537`), 4 beyond. Lookup is one modulo and one read. Building probes
 //! about `M ln M` slots of an L1-sized bitmap: O(M log M).
 //!
 //! Quirks: not minimally disruptive. A membership change rebuilds the table,
-//! and besides the slots that must move, some others change hands: removing
-//! one of N nodes typically moves about twice the optimal `M/N` slots (the
-//! property tests check at most 3 times). `M` must be prime, at least the
-//! node count (every node claims a slot in round 1) and at most 2^24.
+//! and besides the `M/N` slots that must move, others change hands too, more
+//! as `N²/M` grows. Measured (removing or adding one node, 40 trials): at
+//! `M = 65537`, 1.16 times the optimum with 40 nodes, 1.56 with 100, 3.6
+//! with 300: keep `N²` under about `0.4·M` to stay under twice (the property
+//! tests check at most 3 times there). `M` must be prime, at least the node
+//! count (every node claims a slot in round 1) and at most 2^24.
 
 use crate::Error;
 use crate::node::{Node, NodeId, NodeTable};
