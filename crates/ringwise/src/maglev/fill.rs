@@ -154,7 +154,7 @@ impl Entry {
         let claims = |round: u64| round as f64 * self.weight >= self.target;
         let guess = (self.target / self.weight).ceil();
         // Not finite when the weight underflowed to 0: it never claims again.
-        if !(guess <= (last + 2) as f64) {
+        if !guess.is_finite() || guess > (last + 2) as f64 {
             return None;
         }
         let mut round = (guess as u64).max(now + 1);
