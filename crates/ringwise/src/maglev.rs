@@ -115,7 +115,7 @@ impl Maglev {
             if out.len() == want {
                 return;
             }
-            match self.owner(hash ^ 0u64.wrapping_sub(attempt)) {
+            match self.owner(hash ^ attempt.wrapping_neg()) {
                 Some(id) if !out.contains(&id) => out.push(id),
                 _ => {}
             }
@@ -131,6 +131,11 @@ impl Maglev {
                 out.push(id);
             }
         }
+    }
+
+    /// The members behind the ids.
+    pub fn nodes(&self) -> &NodeTable {
+        &self.nodes
     }
 
     /// The number of slots, `M`.

@@ -133,6 +133,11 @@ impl MultiProbe {
         }
     }
 
+    /// The members behind the ids.
+    pub fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
     /// Probes per key.
     pub fn probes(&self) -> u32 {
         self.probes

@@ -111,9 +111,12 @@ impl Turns {
             std::mem::swap(&mut self.current, &mut self.next);
             self.next.clear();
             self.served = 0;
-            self.round = match self.current.is_empty() {
-                false => self.round + 1,
-                true => self.later.peek()?.0.0,
+            // An empty round list means every node waits in the heap:
+            // jump to the earliest of their rounds.
+            self.round = if self.current.is_empty() {
+                self.later.peek()?.0.0
+            } else {
+                self.round + 1
             };
         }
     }
