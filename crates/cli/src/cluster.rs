@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
-use ringwise::{Algorithm, AnyPlacement, ClusterSpec, Keyed, Node, NodeTable, StableHash};
+use ringwise::{Algorithm, AnyPlacement, ClusterSpec, Keyed, Node, NodeTable, Params, StableHash};
 
 use crate::Failure;
 
@@ -20,7 +20,7 @@ pub struct ClusterArgs {
     /// Nodes on the command line: NAME[=WEIGHT][@ZONE],...
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     nodes: Option<String>,
-    /// Placement algorithm: ring (default), rendezvous, slots.
+    /// Placement algorithm: ring (default), rendezvous, maglev, multiprobe, slots.
     #[arg(long, value_name = "ALGO")]
     algo: Option<String>,
     /// Hash of keys and points: md5, xxh3 (default), xxh64, murmur3, fnv1a64, siphash, redis-crc16.
@@ -29,9 +29,15 @@ pub struct ClusterArgs {
     /// 128-bit secret as 32 hex digits, for --hash siphash.
     #[arg(long, value_name = "HEX")]
     secret: Option<String>,
-    /// Virtual nodes per unit of weight (default 160).
+    /// Virtual nodes per unit of weight (ring; default 160).
     #[arg(long, value_name = "V")]
     vnodes: Option<u32>,
+    /// Lookup table size, a prime (maglev; default 65537).
+    #[arg(long, value_name = "M")]
+    table_size: Option<u64>,
+    /// Probes per key (multiprobe; default 21).
+    #[arg(long, value_name = "K")]
+    probes: Option<u32>,
 }
 
 impl ClusterArgs {
@@ -43,6 +49,8 @@ impl ClusterArgs {
                 algorithm: Default::default(),
                 hash: Algorithm::default().default_hash(),
                 vnodes: ringwise::DEFAULT_VNODES,
+                table_size: Params::DEFAULT.table_size,
+                probes: Params::DEFAULT.probes,
                 nodes: NodeTable::new(parse_nodes(list)?)
                     .context("--nodes")
                     .map_err(Failure::data)?,
@@ -68,6 +76,12 @@ impl ClusterArgs {
         }
         if let Some(vnodes) = self.vnodes {
             spec.vnodes = vnodes;
+        }
+        if let Some(size) = self.table_size {
+            spec.table_size = size;
+        }
+        if let Some(probes) = self.probes {
+            spec.probes = probes;
         }
         Ok(spec)
     }

@@ -166,13 +166,36 @@ fn slots_follow_redis_key_slots() {
     // a, b, c own [0, 5461), [5461, 10922), [10922, 16384): `foo` is slot
     // 12182 and `{user1000}.following` slot 3443 (Redis's own examples).
     let out = ringwise(
-        &["lookup", "--algo", "slots", "--nodes", "a,b,c", "foo", "{user1000}.following"],
+        &[
+            "lookup",
+            "--algo",
+            "slots",
+            "--nodes",
+            "a,b,c",
+            "foo",
+            "{user1000}.following",
+        ],
         b"",
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(stdout(&out), "foo\tc\n{user1000}.following\ta\n");
     let out = ringwise(&["lookup", "--algo", "slots", "--nodes", "a,b=2", "k"], b"");
     assert_eq!(out.status.code(), Some(65));
-    let out = ringwise(&["lookup", "--algo", "rendezvous", "--nodes", "a", "--zones", "k"], b"");
+    let out = ringwise(
+        &[
+            "lookup",
+            "--algo",
+            "rendezvous",
+            "--nodes",
+            "a",
+            "--zones",
+            "k",
+        ],
+        b"",
+    );
     assert_eq!(out.status.code(), Some(2));
 }

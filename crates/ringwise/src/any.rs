@@ -8,6 +8,8 @@
 use crate::Error;
 use crate::cluster::Algorithm;
 use crate::hash::StableHash;
+use crate::maglev::Maglev;
+use crate::multiprobe::MultiProbe;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 use crate::rendezvous::Rendezvous;
@@ -22,6 +24,10 @@ pub enum AnyPlacement {
     Ring(Ring),
     /// Weighted highest random weight.
     Rendezvous(Rendezvous),
+    /// Google's Maglev table with Envoy's weighted fill.
+    Maglev(Maglev),
+    /// Multi-probe consistent hashing.
+    MultiProbe(MultiProbe),
     /// Redis Cluster's hash slots.
     Slots(Slots),
 }
@@ -32,6 +38,8 @@ macro_rules! each {
         match $self {
             AnyPlacement::Ring($p) => $body,
             AnyPlacement::Rendezvous($p) => $body,
+            AnyPlacement::Maglev($p) => $body,
+            AnyPlacement::MultiProbe($p) => $body,
             AnyPlacement::Slots($p) => $body,
         }
     };
@@ -43,6 +51,8 @@ macro_rules! rewrap {
         match $self {
             AnyPlacement::Ring($p) => $body.map(AnyPlacement::Ring),
             AnyPlacement::Rendezvous($p) => $body.map(AnyPlacement::Rendezvous),
+            AnyPlacement::Maglev($p) => $body.map(AnyPlacement::Maglev),
+            AnyPlacement::MultiProbe($p) => $body.map(AnyPlacement::MultiProbe),
             AnyPlacement::Slots($p) => $body.map(AnyPlacement::Slots),
         }
     };
@@ -55,6 +65,20 @@ pub struct Params {
     pub vnodes: u32,
     /// Ring: the hash of points.
     pub hash: StableHash,
+    /// Maglev: the lookup table size (a prime).
+    pub table_size: u64,
+    /// Multi-probe: probes per key.
+    pub probes: u32,
+}
+
+impl Params {
+    /// Every algorithm's default.
+    pub const DEFAULT: Params = Params {
+        vnodes: crate::ring::DEFAULT_VNODES,
+        hash: StableHash::Xxh3,
+        table_size: Maglev::DEFAULT_TABLE_SIZE,
+        probes: MultiProbe::DEFAULT_PROBES,
+    };
 }
 
 impl AnyPlacement {
@@ -63,6 +87,10 @@ impl AnyPlacement {
         match algorithm {
             Algorithm::Ring => Ring::from_table(nodes, params.vnodes, params.hash).map(Self::Ring),
             Algorithm::Rendezvous => Ok(Self::Rendezvous(Rendezvous::from_table(nodes))),
+            Algorithm::Maglev => Maglev::from_table(nodes, params.table_size).map(Self::Maglev),
+            Algorithm::MultiProbe => {
+                MultiProbe::from_table(nodes, params.probes).map(Self::MultiProbe)
+            }
             Algorithm::Slots => Slots::from_table(nodes).map(Self::Slots),
         }
     }
@@ -72,6 +100,8 @@ impl AnyPlacement {
         match self {
             AnyPlacement::Ring(_) => Algorithm::Ring,
             AnyPlacement::Rendezvous(_) => Algorithm::Rendezvous,
+            AnyPlacement::Maglev(_) => Algorithm::Maglev,
+            AnyPlacement::MultiProbe(_) => Algorithm::MultiProbe,
             AnyPlacement::Slots(_) => Algorithm::Slots,
         }
     }
@@ -82,6 +112,9 @@ impl AnyPlacement {
             AnyPlacement::Ring(ring) => ring.heap_bytes(),
             // One seed per node.
             AnyPlacement::Rendezvous(r) => r.len() * 8,
+            AnyPlacement::Maglev(m) => m.heap_bytes(),
+            // One point and one id per node.
+            AnyPlacement::MultiProbe(m) => m.len() * 12,
             // The slot table: one u16 per slot.
             AnyPlacement::Slots(_) => crate::SLOT_COUNT * 2,
         }

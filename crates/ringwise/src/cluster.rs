@@ -3,7 +3,9 @@
 //! ```toml
 //! algorithm = "ring"      # optional, default "ring"
 //! hash = "xxh3"           # optional, default "xxh3"
-//! vnodes = 160            # optional, default 160
+//! vnodes = 160            # optional, default 160 (ring)
+//! table_size = 65537      # optional, a prime (maglev)
+//! probes = 21             # optional (multiprobe)
 //! # secret = "00112233445566778899aabbccddeeff"   # required by hash = "siphash"
 //!
 //! [[nodes]]
@@ -26,7 +28,7 @@ use crate::node::NodeTable;
 use crate::ring::{DEFAULT_VNODES, Ring};
 
 /// The names accepted for `algorithm`.
-pub const ALGORITHMS: [&str; 3] = ["ring", "rendezvous", "slots"];
+pub const ALGORITHMS: [&str; 5] = ["ring", "rendezvous", "maglev", "multiprobe", "slots"];
 
 /// Which placement algorithm a cluster uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,13 +39,23 @@ pub enum Algorithm {
     Ring,
     /// [`crate::Rendezvous`]: weighted highest random weight.
     Rendezvous,
+    /// [`crate::Maglev`]: Google's lookup table, Envoy's weighted fill.
+    Maglev,
+    /// [`crate::MultiProbe`]: one point per node, k probes per key.
+    MultiProbe,
     /// [`crate::Slots`]: Redis Cluster's 16384 hash slots.
     Slots,
 }
 
 impl Algorithm {
     /// Every built-in algorithm, in documentation order.
-    pub const ALL: [Algorithm; 3] = [Algorithm::Ring, Algorithm::Rendezvous, Algorithm::Slots];
+    pub const ALL: [Algorithm; 5] = [
+        Algorithm::Ring,
+        Algorithm::Rendezvous,
+        Algorithm::Maglev,
+        Algorithm::MultiProbe,
+        Algorithm::Slots,
+    ];
 
     /// The key hash used when a cluster names none: `xxh3`, except for
     /// `slots`, whose keys go through Redis's CRC16 with hash tags.
@@ -62,6 +74,8 @@ impl FromStr for Algorithm {
         match name {
             "ring" => Ok(Algorithm::Ring),
             "rendezvous" => Ok(Algorithm::Rendezvous),
+            "maglev" => Ok(Algorithm::Maglev),
+            "multiprobe" => Ok(Algorithm::MultiProbe),
             "slots" => Ok(Algorithm::Slots),
             _ => Err(Error::UnknownAlgorithm { name: name.into() }),
         }
@@ -73,6 +87,8 @@ impl fmt::Display for Algorithm {
         f.write_str(match self {
             Algorithm::Ring => "ring",
             Algorithm::Rendezvous => "rendezvous",
+            Algorithm::Maglev => "maglev",
+            Algorithm::MultiProbe => "multiprobe",
             Algorithm::Slots => "slots",
         })
     }
@@ -85,8 +101,12 @@ pub struct ClusterSpec {
     pub algorithm: Algorithm,
     /// The hash of keys and points.
     pub hash: StableHash,
-    /// Virtual nodes per unit of weight.
+    /// Virtual nodes per unit of weight (ring).
     pub vnodes: u32,
+    /// Lookup table size, a prime (maglev).
+    pub table_size: u64,
+    /// Probes per key (multiprobe).
+    pub probes: u32,
     /// The members.
     pub nodes: NodeTable,
 }
@@ -108,6 +128,8 @@ impl ClusterSpec {
         Params {
             vnodes: self.vnodes,
             hash: self.hash,
+            table_size: self.table_size,
+            probes: self.probes,
         }
     }
 }
@@ -128,6 +150,8 @@ mod file {
         algorithm: Option<Spanned<String>>,
         hash: Option<Spanned<String>>,
         vnodes: Option<Spanned<u32>>,
+        table_size: Option<Spanned<u64>>,
+        probes: Option<Spanned<u32>>,
         secret: Option<Spanned<String>>,
         nodes: Spanned<Vec<RawNode>>,
     }
@@ -227,10 +251,39 @@ mod file {
                 algorithm,
                 hash,
                 vnodes,
+                table_size: raw
+                    .table_size
+                    .as_ref()
+                    .map_or(Params::DEFAULT.table_size, |t| *t.get_ref()),
+                probes: raw
+                    .probes
+                    .as_ref()
+                    .map_or(Params::DEFAULT.probes, |p| *p.get_ref()),
                 nodes,
             };
+            // A bad table size or probe count names its own line.
+            let param_at = |e: Error| {
+                match &e {
+                    Error::InvalidParameter {
+                        parameter: "table_size",
+                        ..
+                    } => raw
+                        .table_size
+                        .as_ref()
+                        .map(|t| at(t.span(), "table_size", e.clone())),
+                    Error::InvalidParameter {
+                        parameter: "probes",
+                        ..
+                    } => raw
+                        .probes
+                        .as_ref()
+                        .map(|p| at(p.span(), "probes", e.clone())),
+                    _ => None,
+                }
+                .unwrap_or_else(|| at(raw.nodes.span(), "nodes", e))
+            };
             // Catch limits such as too many points now, not at first use.
-            spec.build().map_err(|e| at(raw.nodes.span(), "nodes", e))?;
+            spec.build().map_err(param_at)?;
             Ok(spec)
         }
     }

@@ -68,6 +68,7 @@ fn build(
     let params = Params {
         vnodes: RING_VNODES,
         hash: config.hash,
+        ..Params::DEFAULT
     };
     Ok(AnyPlacement::build(algorithm, table, params)?)
 }

@@ -384,6 +384,7 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Report, SimError>
             let params = Params {
                 vnodes,
                 hash: config.hash,
+                ..Params::DEFAULT
             };
             AnyPlacement::build(algorithm, NodeTable::new(nodes)?, params)
         }),
