@@ -64,9 +64,13 @@ pub struct Args {
     #[arg(long, default_value = "3TB")]
     data: String,
     /// Also compare every algorithm (moves on join and leave, balance,
-    /// lookup time, memory, build time) at 10 and 100 nodes.
+    /// lookup time, memory, build time) at 10 and 100 nodes, and run the
+    /// bounded-loads experiment.
     #[arg(long)]
     compare: bool,
+    /// Load bound of the bounded experiment: (1 + EPSILON) x the mean.
+    #[arg(long, default_value_t = 0.25)]
+    epsilon: f64,
     /// Output: terminal tables, one JSON document, or CSV sections.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -153,8 +157,12 @@ impl Args {
                 experiments.push(e);
             }
         }
-        if self.compare && !experiments.contains(&Experiment::Compare) {
-            experiments.push(Experiment::Compare);
+        if self.compare {
+            for e in [Experiment::Compare, Experiment::Bounded] {
+                if !experiments.contains(&e) {
+                    experiments.push(e);
+                }
+            }
         }
         experiments.sort();
         Ok(Config {
@@ -171,6 +179,7 @@ impl Args {
             experiments,
             rps: self.rps,
             hit_rate: self.hit_rate,
+            epsilon: self.epsilon,
             data_bytes: ringwise_sim::cost::parse_size(&self.data).map_err(|m| usage("data", m))?,
         })
     }

@@ -16,6 +16,7 @@
 //! rings are built once per (name set, vnodes) and the joined ring is derived
 //! by merging one node's points; the key loops run in parallel with rayon.
 
+pub mod bounded;
 pub mod compare;
 pub mod cost;
 pub mod failure;
@@ -60,6 +61,8 @@ pub enum Experiment {
     Cost,
     /// Every algorithm side by side (not part of the article's run).
     Compare,
+    /// Zipf-skewed requests with and without bounded loads.
+    Bounded,
 }
 
 impl Experiment {
@@ -75,7 +78,7 @@ impl Experiment {
     ];
 
     /// Every experiment, in report order.
-    pub const ALL: [Experiment; 8] = [
+    pub const ALL: [Experiment; 9] = [
         Experiment::Modulo,
         Experiment::Single,
         Experiment::Seeds,
@@ -84,6 +87,7 @@ impl Experiment {
         Experiment::Rendezvous,
         Experiment::Cost,
         Experiment::Compare,
+        Experiment::Bounded,
     ];
 
     /// The name used by `--experiments`.
@@ -97,6 +101,7 @@ impl Experiment {
             Experiment::Rendezvous => "rendezvous",
             Experiment::Cost => "cost",
             Experiment::Compare => "compare",
+            Experiment::Bounded => "bounded",
         }
     }
 }
@@ -218,6 +223,8 @@ pub struct Config {
     pub hit_rate: f64,
     /// Bytes stored by the cost model's store.
     pub data_bytes: f64,
+    /// Load bound of the bounded experiment: `(1 + epsilon)` × the mean.
+    pub epsilon: f64,
 }
 
 fn display<T: fmt::Display, S: serde::Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
@@ -241,6 +248,7 @@ impl Default for Config {
             rps: 100_000.0,
             hit_rate: 0.95,
             data_bytes: 3e12,
+            epsilon: 0.25,
         }
     }
 }
@@ -308,6 +316,15 @@ impl Config {
                 ),
             ));
         }
+        if !(self.epsilon.is_finite() && self.epsilon > 0.0) {
+            return Err(ConfigError::new(
+                "epsilon",
+                format!(
+                    "{} is not a number above 0 (0.25 = at most 1.25x the mean)",
+                    self.epsilon
+                ),
+            ));
+        }
         if !(self.data_bytes.is_finite() && self.data_bytes >= 0.0) {
             return Err(ConfigError::new("data", "must be a size >= 0, e.g. 3TB"));
         }
@@ -364,6 +381,8 @@ pub struct Report {
     pub cost: Option<cost::Cost>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compare: Option<Vec<compare::CompareRow>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounded: Option<bounded::BoundedRow>,
     /// Wall time of the run, seconds.
     pub elapsed_s: f64,
 }
@@ -420,7 +439,12 @@ where
     let (modulo, single, seeds, failure, weights, compare) = rest?;
     let cost_needs = config.wants(Experiment::Cost);
     let cost = cost_needs.then(|| cost::Cost::new(config, modulo.as_deref(), single.as_deref()));
+    let bounded = config
+        .wants(Experiment::Bounded)
+        .then(|| bounded::run(config, config.epsilon))
+        .transpose()?;
     Ok(Report {
+        bounded,
         modulo: modulo.filter(|_| config.wants(Experiment::Modulo)),
         single: single.filter(|_| config.wants(Experiment::Single)),
         seeds,

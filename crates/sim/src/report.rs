@@ -176,6 +176,26 @@ pub fn text(report: &Report) -> String {
     if let Some(rows) = &report.compare {
         compare_text(w, rows);
     }
+    if let Some(b) = &report.bounded {
+        let _ = writeln!(
+            w,
+            "\nBounded loads: {} Zipf({}) requests over {} keys, {} nodes, ring at {} vnodes",
+            thousands(b.requests as u64),
+            crate::bounded::EXPONENT,
+            thousands(crate::bounded::DISTINCT),
+            b.nodes,
+            crate::bounded::VNODES
+        );
+        let _ = writeln!(
+            w,
+            "hottest node / mean: plain ring {:.2}, bounded (eps = {}) {:.2} (bound {:.2}); {} of requests diverted",
+            b.plain_max,
+            b.epsilon,
+            b.bounded_max,
+            1.0 + b.epsilon,
+            pct(b.diverted, 1)
+        );
+    }
     let _ = writeln!(w, "\nelapsed {:.2} s", report.elapsed_s);
     out
 }
