@@ -12,36 +12,12 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use md5::{Digest, Md5};
 use ringwise::{KeyHasher, Node, Ring, StableHash};
 
+#[path = "support/keys.rs"]
+mod keys;
+use keys::{KEYS, Keys};
+
 const NODES: usize = 100;
 const VNODES: u32 = 1000;
-const KEYS: usize = 200_000;
-
-/// The keys packed in one buffer (2.2 MB), as a server would see them
-/// arriving, rather than 200,000 separate heap strings (11 MB) whose
-/// streaming would evict the ring from the cache and measure that instead.
-struct Keys {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl Keys {
-    fn new() -> Self {
-        let mut keys = Keys {
-            bytes: Vec::new(),
-            ends: Vec::new(),
-        };
-        for i in 0..KEYS {
-            keys.bytes.extend_from_slice(format!("user:{i}").as_bytes());
-            keys.ends.push(keys.bytes.len());
-        }
-        keys
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts.zip(&self.ends).map(|(s, &e)| &self.bytes[s..e])
-    }
-}
 
 fn ringwise_ring(hash: StableHash) -> Ring {
     Ring::builder()
