@@ -82,7 +82,7 @@ pub(crate) fn replica_draws(
     node_of: impl Fn(u32) -> Option<NodeId>,
 ) {
     out.clear();
-    let Some(first) = bucket_of(hash) else {
+    let Some(first) = bucket_of(hash).filter(|_| want > 0) else {
         return;
     };
     let push = |b: u32, out: &mut Vec<NodeId>| {
