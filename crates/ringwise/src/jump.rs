@@ -22,9 +22,11 @@
 //!
 //! Replicas: draw 0 is the owner; draw `a >= 1` jumps with the key
 //! [`replica_key`]`(hash, a)`, output `a` of SplitMix64 seeded with the hash;
-//! a draw that repeats a chosen bucket is skipped. After `8 × n` draws the
-//! rest comes from the buckets after the owner's, in bucket order (wrapping),
-//! so asking for every node stays O(n²) instead of a long coupon collection.
+//! a draw that repeats a chosen bucket is skipped. After 8 draws per wanted
+//! replica the rest comes from the buckets after the owner's, in bucket order
+//! (wrapping), so asking for every node stays O(n²) instead of a long coupon
+//! collection. Example, 3 buckets, 2 replicas: draws of buckets 2, 2, 0 give
+//! the nodes of buckets `[2, 0]`.
 
 use crate::Error;
 use crate::node::{Node, NodeId, NodeTable};

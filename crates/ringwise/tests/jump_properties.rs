@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use ringwise::{Error, Jump, Node, Placement, jump_consistent_hash};
+use ringwise::{Error, Jump, Node, Placement, jump_consistent_hash, replica_key};
 
 /// 0–`max` nodes with distinct names, in a random (join) order.
 fn names(max: usize) -> impl Strategy<Value = Vec<String>> {
@@ -100,6 +100,43 @@ proptest! {
                 prop_assert_eq!(out.first().copied(), j.owner(h));
             }
             prop_assert!(out.iter().all(|&id| (id as usize) < names.len()));
+        }
+    }
+}
+
+/// The documented replica order, re-implemented from the module docs: draw
+/// 0 is the owner's bucket, draw `a` jumps with `replica_key(hash, a)`,
+/// repeats are skipped, and after 8 draws per replica the buckets after the
+/// owner's follow in order.
+fn documented_replicas(names: &[String], hash: u64, n: usize) -> Vec<String> {
+    let size = names.len() as u32;
+    let want = n.min(names.len());
+    let mut buckets: Vec<u32> = Vec::new();
+    let draws = (0..(want * 8) as u64).map(|a| {
+        let key = if a == 0 { hash } else { replica_key(hash, a) };
+        jump_consistent_hash(key, size)
+    });
+    let first = jump_consistent_hash(hash, size);
+    let fallback = (1..size).map(|i| (first + i) % size);
+    for b in draws.chain(fallback) {
+        if buckets.len() < want && !buckets.contains(&b) {
+            buckets.push(b);
+        }
+    }
+    buckets.iter().map(|&b| names[b as usize].clone()).collect()
+}
+
+proptest! {
+    #[test]
+    fn replicas_follow_the_documented_order(
+        names in names(30), n in 0usize..35, hashes in vec(any::<u64>(), 20)
+    ) {
+        let j = jump(&names);
+        let mut out = Vec::new();
+        for h in hashes {
+            j.replicas_into(h, n, &mut out);
+            let got: Vec<String> = out.iter().filter_map(|&id| j.nodes().name(id)).map(String::from).collect();
+            prop_assert_eq!(got, documented_replicas(&names, h, n));
         }
     }
 }
@@ -199,16 +236,27 @@ fn bad_inputs_give_the_specific_error() {
     );
 }
 
-/// Asking for every node of 4,000 exhausts the 8 draws per replica (the
-/// coupon collector needs about n ln n = 33,000), so the ordered fallback
-/// completes the list: all nodes, each once, the owner first.
+/// Asking for every node of 4,000 with hash 1: the 32,000 draws (8 per
+/// replica) find 3,997 distinct buckets (checked with an independent Python
+/// transcription), so the ordered fallback supplies the last 3. The list
+/// must hold every node once, the owner first, in the documented order.
 #[test]
 fn asking_for_every_node_uses_the_fallback() {
     let names: Vec<String> = (0..4000).map(|i| format!("n{i}")).collect();
     let j = jump(&names);
     let mut out = Vec::new();
-    j.replicas_into(42, usize::MAX, &mut out);
+    j.replicas_into(1, usize::MAX, &mut out);
     assert_eq!(out.len(), 4000);
     assert_eq!(out.iter().collect::<HashSet<_>>().len(), 4000);
-    assert_eq!(out.first().copied(), j.owner(42));
+    assert_eq!(out.first().copied(), j.owner(1));
+    let got: Vec<String> = out
+        .iter()
+        .filter_map(|&id| j.nodes().name(id))
+        .map(String::from)
+        .collect();
+    assert_eq!(got, documented_replicas(&names, 1, 4000));
+    let drawn: HashSet<u32> = (0..32_000u64)
+        .map(|a| jump_consistent_hash(if a == 0 { 1 } else { replica_key(1, a) }, 4000))
+        .collect();
+    assert_eq!(drawn.len(), 3997);
 }
