@@ -36,11 +36,13 @@
 //! Placement depends on join order and on the removal history, by
 //! construction. No weights; zones are ignored.
 //!
-//! Cost: lookup equals jump's O(ln n) without removals; with `m` removals
-//! the expected rehash count grows like ln(n / w) and each probe is a binary
-//! search, O(log m), in a sorted array (the paper uses a hash table; a sorted
-//! array needs no hasher and keeps lookups deterministic). Memory: 8 bytes
-//! per bucket of the b-array plus 16 bytes per removed bucket.
+//! Cost: lookup equals jump's O(ln n) without removals. With `m` removals
+//! and `w` working buckets, a key lands on a removed bucket with probability
+//! `m / n` and then rehashes; the extra work grows as `w / n` shrinks (the
+//! paper's analysis bounds it, [S]). Each probe is a binary search, O(log m),
+//! in a sorted array: the paper uses a hash table, a sorted array needs no
+//! hasher and is deterministic. Memory: 8 bytes per bucket of the b-array
+//! plus 16 bytes per removed bucket.
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 

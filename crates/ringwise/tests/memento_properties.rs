@@ -289,6 +289,44 @@ fn balance_after_removals() {
     }
 }
 
+/// A deep history: 900 of 1,000 nodes leave in a scrambled order, then 450
+/// come back (LIFO) as new names. Every lookup terminates on the model's
+/// answer and the 100 (then 550) working nodes share the keys evenly.
+#[test]
+fn deep_history_matches_the_model() {
+    let names: Vec<String> = (0..1000).map(|i| format!("n{i}")).collect();
+    let (mut m, mut model) = (memento(&names), Model::new(&names));
+    for i in 0..900u64 {
+        let pick = (ringwise::replica_key(i, 5) % m.len() as u64) as usize;
+        let name = m.nodes().iter().nth(pick).expect("member").name.clone();
+        model.remove(&name);
+        m = m.without_node(&name).expect("member");
+    }
+    let check = |m: &Memento, model: &Model| {
+        let mut counts = vec![0u32; m.len()];
+        for i in 0..20_000u64 {
+            let h = ringwise::replica_key(i, 9);
+            assert_eq!(owner_name(m, h), model.owner(h), "hash {h}");
+            counts[m.owner(h).expect("nodes") as usize] += 1;
+        }
+        let mean = 20_000.0 / m.len() as f64;
+        // Binomial: 7 standard deviations around the mean share.
+        let limit = 7.0 * mean.sqrt();
+        assert!(
+            counts.iter().all(|&c| (f64::from(c) - mean).abs() < limit),
+            "{counts:?}"
+        );
+    };
+    check(&m, &model);
+    for i in 0..450 {
+        let name = format!("back{i}");
+        model.add(&name);
+        m = m.with_node(Node::new(name)).expect("new name");
+    }
+    assert_eq!(m.removed_count(), 450);
+    check(&m, &model);
+}
+
 #[test]
 fn bad_inputs_give_the_specific_error() {
     let weighted = Memento::new(vec![Node::new("a").weight(3.0)]);
