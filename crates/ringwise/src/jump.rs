@@ -1,0 +1,245 @@
+//! `Jump`: jump consistent hash over buckets in join order.
+//!
+//! Paper: Lamping & Veach, "A Fast, Minimal Memory, Consistent Hash
+//! Algorithm", arXiv:1406.2294 (2014). Guava's `Hashing.consistentHash` is
+//! the same function.
+//!
+//! How it works: a key's hash seeds a 64-bit LCG. The key sits in bucket `b`
+//! and each step draws the next bucket `j > b` it would *jump* to as the
+//! bucket count grows; the last `b` below `n` is the answer. With `n + 1`
+//! buckets a key either stays or moves to bucket `n`, with probability
+//! `1/(n+1)`: adding a bucket moves only the keys the new bucket takes, and
+//! removing the last one moves only its keys.
+//!
+//! Placement depends on join order *by construction*: bucket `i` is the
+//! `i`-th node given to [`Jump::new`] or appended by [`Jump::with_node`].
+//! The same set of nodes in another order maps keys differently. Only the
+//! last bucket can leave ([`crate::Memento`] removes any node); there are no
+//! weights.
+//!
+//! Cost: O(ln n) expected LCG steps per lookup and no memory beyond the
+//! bucket → node table (4 bytes per node).
+//!
+//! Replicas: draw 0 is the owner; draw `a >= 1` jumps with the key
+//! [`replica_key`]`(hash, a)`, output `a` of SplitMix64 seeded with the hash;
+//! a draw that repeats a chosen bucket is skipped. After 8 draws per wanted
+//! replica the rest comes from the buckets after the owner's, in bucket order
+//! (wrapping), so asking for every node stays O(n²) instead of a long coupon
+//! collection. Example, 3 buckets, 2 replicas: draws of buckets 2, 2, 0 give
+//! the nodes of buckets `[2, 0]`.
+
+use crate::Error;
+use crate::node::{Node, NodeId, NodeTable};
+use crate::placement::Placement;
+
+/// The multiplier of the reference LCG.
+const LCG_MULTIPLIER: u64 = 2_862_933_555_777_941_757;
+
+/// Draws tried per wanted replica before the ordered fallback.
+const DRAWS_PER_REPLICA: usize = 8;
+
+/// The bucket in `0..buckets` for `key`, bit for bit as the reference C++
+/// (and go-jump, and Guava's `consistentHash` with the long's bits as key).
+///
+/// The float order matters: the quotient `2^31 / ((key >> 33) + 1)` is
+/// rounded first, then multiplied by `b + 1` and truncated, exactly as in
+/// `JumpConsistentHash`. Worked step for key 1 at `b = 0`: the LCG gives
+/// `2862933555777941758`, `>> 33` = 333289331, so
+/// `j = floor(1 × 2^31 / 333289332) = floor(6.443...) = 6`: key 1 stays in
+/// bucket 0 for up to 6 buckets and is in bucket 6 from 7 on.
+///
+/// `buckets = 0` has no answer; it returns 0 (never panics), and every
+/// placement checks for emptiness first.
+pub fn jump_consistent_hash(mut key: u64, buckets: u32) -> u32 {
+    let n = i64::from(buckets);
+    let (mut b, mut j) = (0i64, 0i64);
+    while j < n {
+        b = j;
+        key = key.wrapping_mul(LCG_MULTIPLIER).wrapping_add(1);
+        let quotient = (1u64 << 31) as f64 / ((key >> 33) + 1) as f64;
+        // `as` saturates, so a product past i64::MAX still ends the loop.
+        j = ((b + 1) as f64 * quotient) as i64;
+    }
+    b as u32
+}
+
+/// Key of replica draw `a` (`a >= 1`): output `a` of SplitMix64 seeded with
+/// `hash` (Steele, Lea & Flood 2014): `mix(hash + a × 0x9e3779b97f4a7c15)`.
+pub fn replica_key(hash: u64, a: u64) -> u64 {
+    let mut z = hash.wrapping_add(a.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The shared replica order of [`Jump`] and [`crate::Memento`]: `bucket_of`
+/// maps a key to a bucket, `node_of` a bucket of the `size`-long array to
+/// its node (`None` for a hole). See the module documentation.
+pub(crate) fn replica_draws(
+    hash: u64,
+    want: usize,
+    size: u32,
+    out: &mut Vec<NodeId>,
+    bucket_of: impl Fn(u64) -> Option<u32>,
+    node_of: impl Fn(u32) -> Option<NodeId>,
+) {
+    out.clear();
+    let Some(first) = bucket_of(hash).filter(|_| want > 0) else {
+        return;
+    };
+    let push = |b: u32, out: &mut Vec<NodeId>| {
+        if let Some(id) = node_of(b).filter(|id| !out.contains(id)) {
+            out.push(id);
+        }
+    };
+    push(first, out);
+    for a in 1..want.saturating_mul(DRAWS_PER_REPLICA) as u64 {
+        if out.len() >= want {
+            return;
+        }
+        if let Some(b) = bucket_of(replica_key(hash, a)) {
+            push(b, out);
+        }
+    }
+    for i in 1..u64::from(size) {
+        if out.len() >= want {
+            return;
+        }
+        push(((u64::from(first) + i) % u64::from(size)) as u32, out);
+    }
+}
+
+/// Jump hash over nodes in join order. Immutable; membership changes return
+/// new snapshots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Jump {
+    nodes: NodeTable,
+    /// Bucket → node, in join order.
+    buckets: Vec<NodeId>,
+}
+
+impl Jump {
+    /// Nodes in bucket order: the first is bucket 0. Every node must have
+    /// weight 1 ([`Error::Unsupported`] otherwise).
+    pub fn new(nodes: Vec<Node>) -> Result<Self, Error> {
+        let table = NodeTable::new(nodes.iter().cloned())?;
+        check_unweighted("jump", &table)?;
+        let buckets = nodes.iter().filter_map(|n| table.id(&n.name)).collect();
+        Ok(Jump {
+            nodes: table,
+            buckets,
+        })
+    }
+
+    /// The bucket of `hash`; `None` without nodes.
+    #[inline]
+    pub fn bucket(&self, hash: u64) -> Option<u32> {
+        (!self.buckets.is_empty()).then(|| jump_consistent_hash(hash, self.buckets.len() as u32))
+    }
+
+    /// The node that owns `hash`.
+    #[inline]
+    pub fn owner(&self, hash: u64) -> Option<NodeId> {
+        self.bucket(hash)
+            .and_then(|b| self.buckets.get(b as usize).copied())
+    }
+
+    /// Up to `n` distinct nodes for `hash`, the owner first (module docs).
+    pub fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        let want = n.min(self.buckets.len());
+        let size = self.buckets.len() as u32;
+        let node_of = |b: u32| self.buckets.get(b as usize).copied();
+        replica_draws(hash, want, size, out, |h| self.bucket(h), node_of);
+    }
+
+    /// Bucket → node id, in join order.
+    pub fn buckets(&self) -> &[NodeId] {
+        &self.buckets
+    }
+
+    /// The node table (name order) behind the ids.
+    pub fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    /// Number of nodes (= buckets).
+    pub fn len(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// True without nodes.
+    pub fn is_empty(&self) -> bool {
+        self.buckets.is_empty()
+    }
+
+    /// Appends `node` as the new last bucket: only keys it takes move.
+    pub fn with_node(&self, node: Node) -> Result<Self, Error> {
+        check_weight("jump", &node)?;
+        let (nodes, at) = self.nodes.with(node)?;
+        let mut buckets: Vec<NodeId> = self
+            .buckets
+            .iter()
+            .map(|&id| id + u32::from(id >= at))
+            .collect();
+        buckets.push(at);
+        Ok(Jump { nodes, buckets })
+    }
+
+    /// Removes the last-joined node: only its keys move. Any other node is
+    /// [`Error::Unsupported`].
+    pub fn without_node(&self, name: &str) -> Result<Self, Error> {
+        let (nodes, at) = self.nodes.without(name)?;
+        if self.buckets.last() != Some(&at) {
+            return Err(Error::Unsupported {
+                algorithm: "jump",
+                operation: format!("remove {name:?}"),
+                reason: "jump hash can only remove the last bucket; use memento for arbitrary removals",
+            });
+        }
+        let keep = &self.buckets[..self.buckets.len() - 1];
+        let buckets = keep.iter().map(|&id| id - u32::from(id > at)).collect();
+        Ok(Jump { nodes, buckets })
+    }
+}
+
+/// Jump-based placements give every bucket the same share.
+pub(crate) fn check_unweighted(algorithm: &'static str, table: &NodeTable) -> Result<(), Error> {
+    table
+        .iter()
+        .try_for_each(|node| check_weight(algorithm, node))
+}
+
+pub(crate) fn check_weight(algorithm: &'static str, node: &Node) -> Result<(), Error> {
+    node.validate()?;
+    if node.weight == 1.0 {
+        return Ok(());
+    }
+    Err(Error::Unsupported {
+        algorithm,
+        operation: format!("weigh node {:?} at {}", node.name, node.weight),
+        reason: "every bucket gets the same share of keys; give each node weight 1 (the ring supports weights)",
+    })
+}
+
+impl Placement for Jump {
+    #[inline]
+    fn owner(&self, hash: u64) -> Option<NodeId> {
+        Jump::owner(self, hash)
+    }
+
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        Jump::replicas_into(self, hash, n, out);
+    }
+
+    fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    fn with_node(&self, node: Node) -> Result<Self, Error> {
+        Jump::with_node(self, node)
+    }
+
+    fn without_node(&self, name: &str) -> Result<Self, Error> {
+        Jump::without_node(self, name)
+    }
+}

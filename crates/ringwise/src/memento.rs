@@ -1,0 +1,253 @@
+//! `Memento`: jump hash that any node can leave (MementoHash).
+//!
+//! Paper: Coluzzi, Brocco, Antonucci, Leidi, "MementoHash: A Stateful,
+//! Minimal Memory, Best Performing Consistent Hash Algorithm",
+//! arXiv:2306.09783 (IEEE/ACM ToN 2024).
+//!
+//! How it works: [`jump_consistent_hash`] over the *b-array*, every bucket
+//! ever in use (`n` of them), plus a table of the removed buckets only. When
+//! bucket `b` leaves and `w` buckets remain, it records its *replacer*
+//! `r = w` and the bucket removed before it. Think of the working buckets as
+//! a compact array of positions `0..w+1`: removing `b` moves the occupant of
+//! the last position `w` into `b`'s place and drops position `w`. The
+//! replacer is thus both a bucket id (the position whose occupant took `b`'s
+//! place) and the working size at that moment. Lookup:
+//!
+//! 1. `b = jump(hash, n)`;
+//! 2. while `b` was removed with replacer `r`: the keys of `b` spread evenly
+//!    over the positions of that moment, `b = H(hash, b) mod r`; position `b`
+//!    may since have changed hands, so while `b` was removed with a replacer
+//!    `r' >= r` (removed before, or while holding the position, but not
+//!    after the moment `r`), `b = r'`. The bucket reached either works now
+//!    (done) or was removed later, with a smaller replacer: repeat 2.
+//!
+//! Worked example, n = 4: remove 1 (replacer 3: bucket 3 takes position 1),
+//! then 3 (replacer 2: bucket 2 takes position 1). A key with jump bucket 3
+//! rehashes into `0..2`; landing on 1, it follows 1 → 3 (3 >= 2) → 2
+//! (2 >= 2); bucket 2 works: the answer is 2.
+//!
+//! `H(hash, b)` is `xxh3_64_with_seed(hash.to_le_bytes(), b)`. Removing the
+//! last bucket while nothing else is removed just shrinks `n` (plain jump).
+//! [`Memento::with_node`] restores the last removed bucket first (LIFO) and
+//! gives it to the new node; with none removed it appends bucket `n`. So a
+//! removal then an addition restores the exact previous mapping, and each
+//! change moves only the keys of the node that leaves or joins.
+//!
+//! Placement depends on join order and on the removal history, by
+//! construction. No weights; zones are ignored.
+//!
+//! Cost: lookup equals jump's O(ln n) without removals. With `m` removals
+//! and `w` working buckets, a key lands on a removed bucket with probability
+//! `m / n` and then rehashes; the extra work grows as `w / n` shrinks (the
+//! paper's analysis bounds it, [S]). Each probe is a binary search, O(log m),
+//! in a sorted array: the paper uses a hash table, a sorted array needs no
+//! hasher and is deterministic. Memory: 8 bytes per bucket of the b-array
+//! plus 16 bytes per removed bucket.
+
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::Error;
+use crate::jump::{check_unweighted, check_weight, jump_consistent_hash, replica_draws};
+use crate::node::{Node, NodeId, NodeTable};
+use crate::placement::Placement;
+
+/// A removed bucket: who replaced it and which bucket was removed before.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Removal {
+    bucket: u32,
+    /// Working size right after the removal.
+    replacer: u32,
+    /// The previously removed bucket, restored after this one.
+    previous: Option<u32>,
+}
+
+/// MementoHash over nodes in join order. Immutable; membership changes return
+/// new snapshots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memento {
+    nodes: NodeTable,
+    /// The b-array: bucket → node, `None` for removed buckets.
+    buckets: Vec<Option<NodeId>>,
+    /// Removed buckets, sorted by bucket.
+    removed: Vec<Removal>,
+    /// The last removed bucket: the next one [`Memento::with_node`] restores.
+    last_removed: Option<u32>,
+}
+
+impl Memento {
+    /// Nodes in bucket order, nothing removed. Every node must have weight 1
+    /// ([`Error::Unsupported`] otherwise).
+    pub fn new(nodes: Vec<Node>) -> Result<Self, Error> {
+        let table = NodeTable::new(nodes.iter().cloned())?;
+        check_unweighted("memento", &table)?;
+        let buckets = nodes.iter().map(|n| table.id(&n.name)).collect();
+        Ok(Memento {
+            nodes: table,
+            buckets,
+            removed: Vec::new(),
+            last_removed: None,
+        })
+    }
+
+    /// The working bucket of `hash`; `None` without nodes.
+    pub fn bucket(&self, hash: u64) -> Option<u32> {
+        if self.nodes.is_empty() {
+            return None;
+        }
+        let mut b = jump_consistent_hash(hash, self.buckets.len() as u32);
+        let mut replacer = self.replacer(b);
+        while let Some(size) = replacer {
+            // `size >= 1` while a node works: replacers only shrink to the
+            // current working size. `checked_rem` keeps this panic-free anyway.
+            b = rehash(hash, b).checked_rem(u64::from(size))? as u32;
+            let mut next = self.replacer(b);
+            while let Some(r) = next.filter(|&r| r >= size) {
+                b = r;
+                next = self.replacer(b);
+            }
+            replacer = next;
+        }
+        Some(b)
+    }
+
+    /// The node that owns `hash`.
+    #[inline]
+    pub fn owner(&self, hash: u64) -> Option<NodeId> {
+        self.bucket(hash).and_then(|b| self.node_of(b))
+    }
+
+    /// Up to `n` distinct nodes for `hash`, the owner first; the order is
+    /// [`crate::Jump`]'s, with Memento lookups and the fallback skipping
+    /// removed buckets.
+    pub fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        let want = n.min(self.nodes.len());
+        let size = self.buckets.len() as u32;
+        replica_draws(
+            hash,
+            want,
+            size,
+            out,
+            |h| self.bucket(h),
+            |b| self.node_of(b),
+        );
+    }
+
+    /// The b-array: bucket → node, `None` for a removed bucket.
+    pub fn buckets(&self) -> &[Option<NodeId>] {
+        &self.buckets
+    }
+
+    /// Number of removed buckets held in memory.
+    pub fn removed_count(&self) -> usize {
+        self.removed.len()
+    }
+
+    /// The node table (name order) behind the ids.
+    pub fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    /// Number of nodes (working buckets).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True without nodes.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Adds `node` on the last removed bucket (or a new last bucket): only
+    /// keys it takes move.
+    pub fn with_node(&self, node: Node) -> Result<Self, Error> {
+        check_weight("memento", &node)?;
+        let (nodes, at) = self.nodes.with(node)?;
+        let mut next = self.clone();
+        next.nodes = nodes;
+        for id in next.buckets.iter_mut().flatten() {
+            *id += u32::from(*id >= at);
+        }
+        match self.last_removed.and_then(|b| self.position(b).ok()) {
+            Some(i) => {
+                let restored = next.removed.remove(i);
+                next.last_removed = restored.previous;
+                next.buckets[restored.bucket as usize] = Some(at);
+            }
+            None => next.buckets.push(Some(at)),
+        }
+        Ok(next)
+    }
+
+    /// Removes the node called `name`, wherever it is: only its keys move.
+    pub fn without_node(&self, name: &str) -> Result<Self, Error> {
+        let (nodes, at) = self.nodes.without(name)?;
+        let Some(b) = self.buckets.iter().position(|&id| id == Some(at)) else {
+            return Err(Error::UnknownNode { name: name.into() });
+        };
+        let mut next = self.clone();
+        next.nodes = nodes;
+        if self.removed.is_empty() && b + 1 == self.buckets.len() {
+            next.buckets.pop();
+        } else {
+            let removal = Removal {
+                bucket: b as u32,
+                replacer: next.nodes.len() as u32,
+                previous: self.last_removed,
+            };
+            let i = self.position(removal.bucket).unwrap_or_else(|i| i);
+            next.removed.insert(i, removal);
+            next.last_removed = Some(removal.bucket);
+            next.buckets[b] = None;
+        }
+        for id in next.buckets.iter_mut().flatten() {
+            *id -= u32::from(*id > at);
+        }
+        Ok(next)
+    }
+
+    /// The replacer of `bucket` if it was removed.
+    #[inline]
+    fn replacer(&self, bucket: u32) -> Option<u32> {
+        if self.removed.is_empty() {
+            return None;
+        }
+        self.position(bucket).ok().map(|i| self.removed[i].replacer)
+    }
+
+    fn position(&self, bucket: u32) -> Result<usize, usize> {
+        self.removed.binary_search_by_key(&bucket, |r| r.bucket)
+    }
+
+    fn node_of(&self, bucket: u32) -> Option<NodeId> {
+        self.buckets.get(bucket as usize).copied().flatten()
+    }
+}
+
+/// `H(hash, b)`: the hash's 8 little-endian bytes, XXH3-64 seeded with `b`.
+#[inline]
+fn rehash(hash: u64, bucket: u32) -> u64 {
+    xxh3_64_with_seed(&hash.to_le_bytes(), u64::from(bucket))
+}
+
+impl Placement for Memento {
+    #[inline]
+    fn owner(&self, hash: u64) -> Option<NodeId> {
+        Memento::owner(self, hash)
+    }
+
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        Memento::replicas_into(self, hash, n, out);
+    }
+
+    fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    fn with_node(&self, node: Node) -> Result<Self, Error> {
+        Memento::with_node(self, node)
+    }
+
+    fn without_node(&self, name: &str) -> Result<Self, Error> {
+        Memento::without_node(self, name)
+    }
+}
