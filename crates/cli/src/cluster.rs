@@ -20,7 +20,7 @@ pub struct ClusterArgs {
     /// Nodes on the command line: NAME[=WEIGHT][@ZONE],...
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     nodes: Option<String>,
-    /// Placement algorithm: ring (default), rendezvous, maglev, multiprobe, slots.
+    /// Placement algorithm: ring (default), rendezvous, jump, memento, maglev, multiprobe, slots.
     #[arg(long, value_name = "ALGO")]
     algo: Option<String>,
     /// Hash of keys and points: md5, xxh3 (default), xxh64, murmur3, fnv1a64, siphash, redis-crc16.

@@ -227,14 +227,28 @@ fn compare_lists_every_algorithm_at_both_sizes() {
 
 #[test]
 fn bounded_loads_cap_the_hottest_node_under_zipf() {
-    let out = simulate(&["--experiments", "bounded", "--hash", "xxh3", "--format", "json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = simulate(&[
+        "--experiments",
+        "bounded",
+        "--hash",
+        "xxh3",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
     let b = &doc["bounded"];
     let bound = 1.0 + f(&b["epsilon"]);
     // ⌈(1+ε)·m/N⌉ over the mean m/N: at most one request above the bound.
     assert!(f(&b["bounded_max"]) <= bound + 1e-4, "{b}");
-    assert!(f(&b["plain_max"]) > bound, "Zipf(1.1) should overload a plain ring: {b}");
+    assert!(
+        f(&b["plain_max"]) > bound,
+        "Zipf(1.1) should overload a plain ring: {b}"
+    );
     let out = simulate(&["--experiments", "bounded", "--epsilon", "0"]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -70,7 +70,13 @@ fn rendezvous(c: &mut Criterion) {
 fn multiprobe(c: &mut Criterion) {
     let keys = Keys::new();
     let ours = MultiProbe::new(nodes(100), MultiProbe::DEFAULT_PROBES).expect("valid");
-    bench_owner(c, "multiprobe_lookup_100", "ringwise_21_probes", &ours, &keys);
+    bench_owner(
+        c,
+        "multiprobe_lookup_100",
+        "ringwise_21_probes",
+        &ours,
+        &keys,
+    );
     let names: Vec<String> = (0..100).map(|i| format!("node-{i}")).collect();
     let mut theirs = hash_rings::mpc::Ring::new(23);
     for name in &names {
@@ -118,5 +124,12 @@ fn jumphash_crate(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, maglev, rendezvous, multiprobe, slots, jumphash_crate);
+criterion_group!(
+    benches,
+    maglev,
+    rendezvous,
+    multiprobe,
+    slots,
+    jumphash_crate
+);
 criterion_main!(benches);

@@ -8,7 +8,9 @@
 use crate::Error;
 use crate::cluster::Algorithm;
 use crate::hash::StableHash;
+use crate::jump::Jump;
 use crate::maglev::Maglev;
+use crate::memento::Memento;
 use crate::multiprobe::MultiProbe;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -24,6 +26,10 @@ pub enum AnyPlacement {
     Ring(Ring),
     /// Weighted highest random weight.
     Rendezvous(Rendezvous),
+    /// Jump consistent hash (buckets in join order).
+    Jump(Jump),
+    /// MementoHash: jump with arbitrary removals.
+    Memento(Memento),
     /// Google's Maglev table with Envoy's weighted fill.
     Maglev(Maglev),
     /// Multi-probe consistent hashing.
@@ -38,6 +44,8 @@ macro_rules! each {
         match $self {
             AnyPlacement::Ring($p) => $body,
             AnyPlacement::Rendezvous($p) => $body,
+            AnyPlacement::Jump($p) => $body,
+            AnyPlacement::Memento($p) => $body,
             AnyPlacement::Maglev($p) => $body,
             AnyPlacement::MultiProbe($p) => $body,
             AnyPlacement::Slots($p) => $body,
@@ -51,6 +59,8 @@ macro_rules! rewrap {
         match $self {
             AnyPlacement::Ring($p) => $body.map(AnyPlacement::Ring),
             AnyPlacement::Rendezvous($p) => $body.map(AnyPlacement::Rendezvous),
+            AnyPlacement::Jump($p) => $body.map(AnyPlacement::Jump),
+            AnyPlacement::Memento($p) => $body.map(AnyPlacement::Memento),
             AnyPlacement::Maglev($p) => $body.map(AnyPlacement::Maglev),
             AnyPlacement::MultiProbe($p) => $body.map(AnyPlacement::MultiProbe),
             AnyPlacement::Slots($p) => $body.map(AnyPlacement::Slots),
@@ -87,6 +97,10 @@ impl AnyPlacement {
         match algorithm {
             Algorithm::Ring => Ring::from_table(nodes, params.vnodes, params.hash).map(Self::Ring),
             Algorithm::Rendezvous => Ok(Self::Rendezvous(Rendezvous::from_table(nodes))),
+            // A table is in name order, so built this way jump's and
+            // memento's buckets follow the names; later joins append.
+            Algorithm::Jump => Jump::new(nodes.iter().cloned().collect()).map(Self::Jump),
+            Algorithm::Memento => Memento::new(nodes.iter().cloned().collect()).map(Self::Memento),
             Algorithm::Maglev => Maglev::from_table(nodes, params.table_size).map(Self::Maglev),
             Algorithm::MultiProbe => {
                 MultiProbe::from_table(nodes, params.probes).map(Self::MultiProbe)
@@ -100,18 +114,26 @@ impl AnyPlacement {
         match self {
             AnyPlacement::Ring(_) => Algorithm::Ring,
             AnyPlacement::Rendezvous(_) => Algorithm::Rendezvous,
+            AnyPlacement::Jump(_) => Algorithm::Jump,
+            AnyPlacement::Memento(_) => Algorithm::Memento,
             AnyPlacement::Maglev(_) => Algorithm::Maglev,
             AnyPlacement::MultiProbe(_) => Algorithm::MultiProbe,
             AnyPlacement::Slots(_) => Algorithm::Slots,
         }
     }
 
-    /// Heap bytes held by the snapshot's lookup structures (node table aside).
+    /// Heap bytes held by the snapshot's lookup structures (node table
+    /// aside): measured for ring and maglev, computed from the layout for
+    /// the others.
     pub fn heap_bytes(&self) -> usize {
         match self {
             AnyPlacement::Ring(ring) => ring.heap_bytes(),
             // One seed per node.
             AnyPlacement::Rendezvous(r) => r.len() * 8,
+            // One id per bucket (memento: plus its removed buckets, none
+            // in a fresh build).
+            AnyPlacement::Jump(j) => j.len() * 4,
+            AnyPlacement::Memento(m) => m.len() * 4,
             AnyPlacement::Maglev(m) => m.heap_bytes(),
             // One point and one id per node.
             AnyPlacement::MultiProbe(m) => m.len() * 12,

@@ -28,7 +28,15 @@ use crate::node::NodeTable;
 use crate::ring::{DEFAULT_VNODES, Ring};
 
 /// The names accepted for `algorithm`.
-pub const ALGORITHMS: [&str; 5] = ["ring", "rendezvous", "maglev", "multiprobe", "slots"];
+pub const ALGORITHMS: [&str; 7] = [
+    "ring",
+    "rendezvous",
+    "jump",
+    "memento",
+    "maglev",
+    "multiprobe",
+    "slots",
+];
 
 /// Which placement algorithm a cluster uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,6 +47,10 @@ pub enum Algorithm {
     Ring,
     /// [`crate::Rendezvous`]: weighted highest random weight.
     Rendezvous,
+    /// [`crate::Jump`]: Lamping & Veach; buckets in name order here.
+    Jump,
+    /// [`crate::Memento`]: jump plus a table of removed buckets.
+    Memento,
     /// [`crate::Maglev`]: Google's lookup table, Envoy's weighted fill.
     Maglev,
     /// [`crate::MultiProbe`]: one point per node, k probes per key.
@@ -49,9 +61,11 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// Every built-in algorithm, in documentation order.
-    pub const ALL: [Algorithm; 5] = [
+    pub const ALL: [Algorithm; 7] = [
         Algorithm::Ring,
         Algorithm::Rendezvous,
+        Algorithm::Jump,
+        Algorithm::Memento,
         Algorithm::Maglev,
         Algorithm::MultiProbe,
         Algorithm::Slots,
@@ -74,6 +88,8 @@ impl FromStr for Algorithm {
         match name {
             "ring" => Ok(Algorithm::Ring),
             "rendezvous" => Ok(Algorithm::Rendezvous),
+            "jump" => Ok(Algorithm::Jump),
+            "memento" => Ok(Algorithm::Memento),
             "maglev" => Ok(Algorithm::Maglev),
             "multiprobe" => Ok(Algorithm::MultiProbe),
             "slots" => Ok(Algorithm::Slots),
@@ -87,6 +103,8 @@ impl fmt::Display for Algorithm {
         f.write_str(match self {
             Algorithm::Ring => "ring",
             Algorithm::Rendezvous => "rendezvous",
+            Algorithm::Jump => "jump",
+            Algorithm::Memento => "memento",
             Algorithm::Maglev => "maglev",
             Algorithm::MultiProbe => "multiprobe",
             Algorithm::Slots => "slots",

@@ -29,4 +29,3 @@ impl Keys {
         starts.zip(&self.ends).map(|(s, &e)| &self.bytes[s..e])
     }
 }
-
