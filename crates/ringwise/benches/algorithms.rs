@@ -9,7 +9,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ringwise::{
-    KeyHasher, Maglev, MultiProbe, Node, Placement, RedisSlot, Rendezvous, Slots, StableHash,
+    Jump, KeyHasher, Maglev, Memento, MultiProbe, Node, Placement, RedisSlot, Rendezvous, Slots,
+    StableHash,
 };
 
 #[path = "support/keys.rs"]
@@ -109,6 +110,24 @@ fn slots(c: &mut Criterion) {
     g.finish();
 }
 
+fn jump(c: &mut Criterion) {
+    let keys = Keys::new();
+    let ours = Jump::new(nodes(1000)).expect("valid");
+    bench_owner(c, "jump_lookup_1000", "ringwise", &ours, &keys);
+    // Memento with 10 % of the nodes removed from the middle.
+    let mut memento = Memento::new(nodes(1000)).expect("valid");
+    for i in (0..1000).step_by(10) {
+        memento = memento.without_node(&format!("node-{i}")).expect("member");
+    }
+    bench_owner(
+        c,
+        "jump_lookup_1000",
+        "ringwise_memento_10pct_removed",
+        &memento,
+        &keys,
+    );
+}
+
 fn jumphash_crate(c: &mut Criterion) {
     let keys = Keys::new();
     let theirs = jumphash::JumpHasher::new();
@@ -130,6 +149,7 @@ criterion_group!(
     rendezvous,
     multiprobe,
     slots,
+    jump,
     jumphash_crate
 );
 criterion_main!(benches);
