@@ -252,3 +252,23 @@ fn bounded_loads_cap_the_hottest_node_under_zipf() {
     let out = simulate(&["--experiments", "bounded", "--epsilon", "0"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn other_algorithms_run_the_experiments_they_can() {
+    let doc = json(&["--algo", "jump"]);
+    let skipped: Vec<&str> = doc["skipped"]
+        .as_array()
+        .expect("skipped experiments")
+        .iter()
+        .map(|s| s["experiment"].as_str().expect("name"))
+        .collect();
+    assert_eq!(skipped, ["failure", "weights"]);
+    // Jump is minimal too: every moved key went to the new bucket.
+    for row in doc["single"].as_array().expect("single") {
+        assert_eq!(f(&row["to_new"]), 1.0, "{row}");
+    }
+    let doc = json(&["--algo", "memento", "--experiments", "failure"]);
+    for row in doc["failure"].as_array().expect("failure") {
+        assert_eq!(row["only_victim_moved"], true, "{row}");
+    }
+}

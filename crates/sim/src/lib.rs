@@ -383,8 +383,39 @@ pub struct Report {
     pub compare: Option<Vec<compare::CompareRow>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bounded: Option<bounded::BoundedRow>,
+    /// Experiments the algorithm cannot perform (jump cannot remove the
+    /// most loaded node, slots have no weights...), with the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Skipped>,
     /// Wall time of the run, seconds.
     pub elapsed_s: f64,
+}
+
+/// An experiment left out because the algorithm cannot do what it needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skipped {
+    pub experiment: Experiment,
+    pub reason: String,
+}
+
+/// `Ok(None)` plus a note for what the algorithm refuses by construction;
+/// every other error stays an error.
+fn unless_unsupported<T>(
+    experiment: Experiment,
+    result: Result<T, SimError>,
+    skipped: &mut Vec<Skipped>,
+) -> Result<Option<T>, SimError> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(SimError::Placement(e @ Error::Unsupported { .. })) => {
+            skipped.push(Skipped {
+                experiment,
+                reason: e.to_string(),
+            });
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Runs the selected experiments.
@@ -436,7 +467,7 @@ where
         },
         || key_experiments(config, progress, &build),
     );
-    let (modulo, single, seeds, failure, weights, compare) = rest?;
+    let (modulo, single, seeds, failure, weights, compare, skipped) = rest?;
     let cost_needs = config.wants(Experiment::Cost);
     let cost = cost_needs.then(|| cost::Cost::new(config, modulo.as_deref(), single.as_deref()));
     let bounded = config
@@ -453,6 +484,7 @@ where
         rendezvous: rendezvous?,
         cost,
         compare,
+        skipped,
         params: config.clone(),
         elapsed_s: started.elapsed().as_secs_f64(),
     })
@@ -465,6 +497,7 @@ type KeyResults = (
     Option<Vec<failure::FailureRow>>,
     Option<Vec<weights::WeightsRow>>,
     Option<Vec<compare::CompareRow>>,
+    Vec<Skipped>,
 );
 
 /// The experiments on the keys `user:0..`, which share one hashing pass.
@@ -490,19 +523,28 @@ where
         .wants(Experiment::Seeds)
         .then(|| seeds::run(config, &keys, build, progress))
         .transpose()?;
-    let failure = config
-        .wants(Experiment::Failure)
-        .then(|| failure::run(config, &keys, build, progress))
-        .transpose()?;
-    let weights = config
-        .wants(Experiment::Weights)
-        .then(|| weights::run(config, &keys, build))
-        .transpose()?;
+    let mut skipped = Vec::new();
+    let failure = match config.wants(Experiment::Failure) {
+        true => unless_unsupported(
+            Experiment::Failure,
+            failure::run(config, &keys, build, progress),
+            &mut skipped,
+        )?,
+        false => None,
+    };
+    let weights = match config.wants(Experiment::Weights) {
+        true => unless_unsupported(
+            Experiment::Weights,
+            weights::run(config, &keys, build),
+            &mut skipped,
+        )?,
+        false => None,
+    };
     let compare = config
         .wants(Experiment::Compare)
         .then(|| compare::run(config, &keys))
         .transpose()?;
-    Ok((modulo, single, seeds, failure, weights, compare))
+    Ok((modulo, single, seeds, failure, weights, compare, skipped))
 }
 
 fn total_units(config: &Config) -> u64 {

@@ -196,6 +196,9 @@ pub fn text(report: &Report) -> String {
             pct(b.diverted, 1)
         );
     }
+    for skip in &report.skipped {
+        let _ = writeln!(w, "\n{}: skipped: {}", skip.experiment, skip.reason);
+    }
     let _ = writeln!(w, "\nelapsed {:.2} s", report.elapsed_s);
     out
 }
