@@ -9,7 +9,7 @@
 use std::io::{self, BufRead, BufWriter, Write};
 
 use clap::ValueEnum;
-use ringwise::{AnyPlacement, Keyed, NodeId, Placement};
+use ringwise::{AnyPlacement, Bounded, Keyed, NodeId, Placement};
 
 use crate::Failure;
 use crate::cluster::ClusterArgs;
@@ -25,6 +25,10 @@ pub struct Args {
     /// Prefer replicas in zones not used yet (nodes need `zone`s).
     #[arg(long)]
     zones: bool,
+    /// Bounded loads: place the given keys (all of them are read first) so
+    /// that no node holds more than (1 + EPSILON) x its fair share.
+    #[arg(long, value_name = "EPSILON", conflicts_with_all = ["zones", "replicas"])]
+    epsilon: Option<f64>,
     /// Output: `KEY<TAB>NODE[,NODE...]` lines, or one JSON object per line.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -49,6 +53,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "--zones: zone-aware replicas exist for the ring only, not for {algorithm}"
         )));
     }
+    if let Some(epsilon) = args.epsilon {
+        return bounded(&ring, &args, epsilon);
+    }
     let stdout = io::stdout();
     let mut writer = Writer {
         ring: &ring,
@@ -56,21 +63,55 @@ pub fn run(args: Args) -> Result<(), Failure> {
         ids: Vec::with_capacity(args.replicas as usize),
         out: BufWriter::with_capacity(1 << 16, stdout.lock()),
     };
-    if args.keys.is_empty() {
-        let stdin = io::stdin();
-        let mut input = io::BufReader::with_capacity(1 << 16, stdin.lock());
-        let mut line = Vec::with_capacity(256);
-        loop {
-            line.clear();
-            if input.read_until(b'\n', &mut line).map_err(Failure::io)? == 0 {
-                break;
-            }
-            writer.key(strip_newline(&line)).map_err(Failure::io)?;
-        }
-    } else {
+    for_each_key(&args, |key| writer.key(key))?;
+    writer.out.flush().map_err(Failure::io)
+}
+
+/// Calls `visit` with every key: the arguments, or stdin's lines.
+fn for_each_key(
+    args: &Args,
+    mut visit: impl FnMut(&[u8]) -> io::Result<()>,
+) -> Result<(), Failure> {
+    if !args.keys.is_empty() {
         for key in &args.keys {
-            writer.key(key.as_bytes()).map_err(Failure::io)?;
+            visit(key.as_bytes()).map_err(Failure::io)?;
         }
+        return Ok(());
+    }
+    let stdin = io::stdin();
+    let mut input = io::BufReader::with_capacity(1 << 16, stdin.lock());
+    let mut line = Vec::with_capacity(256);
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line).map_err(Failure::io)? == 0 {
+            return Ok(());
+        }
+        visit(strip_newline(&line)).map_err(Failure::io)?;
+    }
+}
+
+/// `--epsilon`: reads every key, assigns them with bounded loads, prints
+/// them in input order.
+fn bounded(ring: &Keyed<AnyPlacement>, args: &Args, epsilon: f64) -> Result<(), Failure> {
+    let bounded = Bounded::new(ring.placement().clone(), epsilon).map_err(Failure::usage)?;
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    for_each_key(args, |key| {
+        keys.push(key.to_vec());
+        Ok(())
+    })?;
+    let hashes: Vec<u64> = keys.iter().map(|k| ring.hash(k)).collect();
+    let owners = bounded.assign(&hashes);
+    let stdout = io::stdout();
+    let mut writer = Writer {
+        ring,
+        args,
+        ids: Vec::with_capacity(1),
+        out: BufWriter::with_capacity(1 << 16, stdout.lock()),
+    };
+    for (key, owner) in keys.iter().zip(owners) {
+        writer.ids.clear();
+        writer.ids.push(owner);
+        writer.print(key).map_err(Failure::io)?;
     }
     writer.out.flush().map_err(Failure::io)
 }
@@ -96,6 +137,11 @@ impl<W: Write> Writer<'_, W> {
             }
             _ => self.ring.replicas_into(key, r, &mut self.ids),
         }
+        self.print(key)
+    }
+
+    /// Prints `key` with the nodes in `ids`.
+    fn print(&mut self, key: &[u8]) -> io::Result<()> {
         match self.args.format {
             Format::Text => self.text(key),
             Format::Json => self.json(key),

@@ -199,3 +199,28 @@ fn slots_follow_redis_key_slots() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn bounded_lookup_spreads_a_hot_key() {
+    // 12 requests for one key on 4 nodes at ε = 0.25: at most ⌈1.25·12/4⌉ = 4 each.
+    let out = ringwise(
+        &["lookup", "--nodes", "a,b,c,d", "--epsilon", "0.25"],
+        &b"hot\n".repeat(12),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 12);
+    for node in ["a", "b", "c", "d"] {
+        let n = text
+            .lines()
+            .filter(|l| *l == format!("hot\t{node}"))
+            .count();
+        assert!(n <= 4, "{node} got {n}:\n{text}");
+    }
+    let out = ringwise(&["lookup", "--nodes", "a,b", "--epsilon", "0", "k"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
