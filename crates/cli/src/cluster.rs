@@ -45,16 +45,21 @@ impl ClusterArgs {
     pub fn spec(&self) -> Result<ClusterSpec, Failure> {
         let mut spec = match (&self.cluster, &self.nodes) {
             (Some(path), _) => read_file(path)?,
-            (None, Some(list)) => ClusterSpec {
-                algorithm: Default::default(),
-                hash: Algorithm::default().default_hash(),
-                vnodes: ringwise::DEFAULT_VNODES,
-                table_size: Params::DEFAULT.table_size,
-                probes: Params::DEFAULT.probes,
-                nodes: NodeTable::new(parse_nodes(list)?)
-                    .context("--nodes")
-                    .map_err(Failure::data)?,
-            },
+            (None, Some(list)) => {
+                let nodes = parse_nodes(list)?;
+                ClusterSpec {
+                    algorithm: Default::default(),
+                    hash: Algorithm::default().default_hash(),
+                    vnodes: ringwise::DEFAULT_VNODES,
+                    table_size: Params::DEFAULT.table_size,
+                    probes: Params::DEFAULT.probes,
+                    epsilon: None,
+                    listed: nodes.iter().map(|n| n.name.clone()).collect(),
+                    nodes: NodeTable::new(nodes)
+                        .context("--nodes")
+                        .map_err(Failure::data)?,
+                }
+            }
             (None, None) => {
                 return Err(Failure::data(anyhow!(
                     "give --cluster FILE or --nodes LIST"

@@ -53,7 +53,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "--zones: zone-aware replicas exist for the ring only, not for {algorithm}"
         )));
     }
-    if let Some(epsilon) = args.epsilon {
+    if let Some(epsilon) = args.epsilon.or(args.cluster.spec()?.epsilon) {
+        if args.replicas > 1 || args.zones {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "bounded loads (epsilon) place one node per key: drop --replicas and --zones"
+            )));
+        }
         return bounded(&ring, &args, epsilon);
     }
     let stdout = io::stdout();

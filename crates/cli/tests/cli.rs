@@ -224,3 +224,28 @@ fn bounded_lookup_spreads_a_hot_key() {
     let out = ringwise(&["lookup", "--nodes", "a,b", "--epsilon", "0", "k"], b"");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn epsilon_from_the_cluster_file() {
+    let dir = std::env::temp_dir().join(format!("ringwise-eps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("cluster.toml");
+    let toml = "epsilon = 0.25\n[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n\
+                [[nodes]]\nname = \"c\"\n[[nodes]]\nname = \"d\"\n";
+    std::fs::write(&file, toml).expect("written");
+    let path = file.to_str().expect("utf-8 path");
+    let out = ringwise(&["lookup", "--cluster", path], &b"hot\n".repeat(12));
+    let text = stdout(&out);
+    for node in ["a", "b", "c", "d"] {
+        assert!(
+            text.lines()
+                .filter(|l| *l == format!("hot\t{node}"))
+                .count()
+                <= 4,
+            "{text}"
+        );
+    }
+    let out = ringwise(&["lookup", "--cluster", path, "--replicas", "2", "k"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).expect("cleaned");
+}

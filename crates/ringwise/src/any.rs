@@ -92,21 +92,26 @@ impl Params {
 }
 
 impl AnyPlacement {
-    /// Builds `algorithm` over `nodes`.
-    pub fn build(algorithm: Algorithm, nodes: NodeTable, params: Params) -> Result<Self, Error> {
-        match algorithm {
-            Algorithm::Ring => Ring::from_table(nodes, params.vnodes, params.hash).map(Self::Ring),
-            Algorithm::Rendezvous => Ok(Self::Rendezvous(Rendezvous::from_table(nodes))),
-            // A table is in name order, so built this way jump's and
-            // memento's buckets follow the names; later joins append.
-            Algorithm::Jump => Jump::new(nodes.iter().cloned().collect()).map(Self::Jump),
-            Algorithm::Memento => Memento::new(nodes.iter().cloned().collect()).map(Self::Memento),
-            Algorithm::Maglev => Maglev::from_table(nodes, params.table_size).map(Self::Maglev),
-            Algorithm::MultiProbe => {
-                MultiProbe::from_table(nodes, params.probes).map(Self::MultiProbe)
+    /// Builds `algorithm` over `nodes`. Their order matters only to jump
+    /// and memento, whose buckets follow it (join order); every other
+    /// algorithm is independent of it.
+    pub fn build(algorithm: Algorithm, nodes: Vec<Node>, params: Params) -> Result<Self, Error> {
+        let table = NodeTable::new;
+        Ok(match algorithm {
+            Algorithm::Ring => {
+                Self::Ring(Ring::from_table(table(nodes)?, params.vnodes, params.hash)?)
             }
-            Algorithm::Slots => Slots::from_table(nodes).map(Self::Slots),
-        }
+            Algorithm::Rendezvous => Self::Rendezvous(Rendezvous::from_table(table(nodes)?)),
+            Algorithm::Jump => Self::Jump(Jump::new(nodes)?),
+            Algorithm::Memento => Self::Memento(Memento::new(nodes)?),
+            Algorithm::Maglev => {
+                Self::Maglev(Maglev::from_table(table(nodes)?, params.table_size)?)
+            }
+            Algorithm::MultiProbe => {
+                Self::MultiProbe(MultiProbe::from_table(table(nodes)?, params.probes)?)
+            }
+            Algorithm::Slots => Self::Slots(Slots::from_table(table(nodes)?)?),
+        })
     }
 
     /// The algorithm of this snapshot.

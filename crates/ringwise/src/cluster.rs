@@ -6,6 +6,7 @@
 //! vnodes = 160            # optional, default 160 (ring)
 //! table_size = 65537      # optional, a prime (maglev)
 //! probes = 21             # optional (multiprobe)
+//! # epsilon = 0.25        # optional: bounded loads for keys looked up together
 //! # secret = "00112233445566778899aabbccddeeff"   # required by hash = "siphash"
 //!
 //! [[nodes]]
@@ -24,7 +25,7 @@ use crate::Error;
 use crate::any::{AnyPlacement, Params};
 use crate::hash::StableHash;
 use crate::keyed::Keyed;
-use crate::node::NodeTable;
+use crate::node::{Node, NodeTable};
 use crate::ring::{DEFAULT_VNODES, Ring};
 
 /// The names accepted for `algorithm`.
@@ -125,8 +126,14 @@ pub struct ClusterSpec {
     pub table_size: u64,
     /// Probes per key (multiprobe).
     pub probes: u32,
+    /// Bounded loads: no node above `(1 + epsilon)` × its fair share of the
+    /// keys looked up together (`None`: unbounded).
+    pub epsilon: Option<f64>,
     /// The members.
     pub nodes: NodeTable,
+    /// Node names in the order they were listed: jump's and memento's
+    /// bucket order (join order). Empty means name order.
+    pub listed: Vec<String>,
 }
 
 impl ClusterSpec {
@@ -137,8 +144,17 @@ impl ClusterSpec {
 
     /// Builds the placement this spec describes, with its key hash.
     pub fn build(&self) -> Result<Keyed<AnyPlacement>, Error> {
-        let placement = AnyPlacement::build(self.algorithm, self.nodes.clone(), self.params())?;
+        let placement = AnyPlacement::build(self.algorithm, self.join_order(), self.params())?;
         Ok(Keyed::new(placement, self.hash))
+    }
+
+    /// The nodes in listed order (name order when `listed` is empty).
+    pub fn join_order(&self) -> Vec<Node> {
+        if self.listed.is_empty() {
+            return self.nodes.iter().cloned().collect();
+        }
+        let by_id = |name: &String| self.nodes.id(name).and_then(|id| self.nodes.get(id));
+        self.listed.iter().filter_map(by_id).cloned().collect()
     }
 
     /// The algorithm parameters of this spec.
@@ -170,6 +186,7 @@ mod file {
         vnodes: Option<Spanned<u32>>,
         table_size: Option<Spanned<u64>>,
         probes: Option<Spanned<u32>>,
+        epsilon: Option<Spanned<f64>>,
         secret: Option<Spanned<String>>,
         nodes: Spanned<Vec<RawNode>>,
     }
@@ -228,6 +245,23 @@ mod file {
                 };
                 return Err(at(raw.nodes.span(), "nodes", e));
             }
+            if let Some(e) = &raw.epsilon
+                && !(e.get_ref().is_finite() && *e.get_ref() > 0.0)
+            {
+                let e = Error::ClusterFile {
+                    line: None,
+                    field: None,
+                    message: format!(
+                        "epsilon = {} must be a number above 0 (0.25 = at most 1.25x the fair share)",
+                        e.get_ref()
+                    ),
+                };
+                return Err(at(
+                    raw.epsilon.as_ref().map_or(0..0, Spanned::span),
+                    "epsilon",
+                    e,
+                ));
+            }
             let mut nodes = Vec::with_capacity(raw.nodes.get_ref().len());
             let mut seen: HashMap<&str, usize> = HashMap::new();
             for raw_node in raw.nodes.get_ref() {
@@ -264,7 +298,6 @@ mod file {
                 }
                 nodes.push(node);
             }
-            let nodes = NodeTable::new(nodes)?;
             let spec = ClusterSpec {
                 algorithm,
                 hash,
@@ -277,7 +310,9 @@ mod file {
                     .probes
                     .as_ref()
                     .map_or(Params::DEFAULT.probes, |p| *p.get_ref()),
-                nodes,
+                epsilon: raw.epsilon.as_ref().map(|e| *e.get_ref()),
+                listed: nodes.iter().map(|n: &Node| n.name.clone()).collect(),
+                nodes: NodeTable::new(nodes)?,
             };
             // A bad table size or probe count names its own line.
             let param_at = |e: Error| {

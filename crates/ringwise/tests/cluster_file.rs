@@ -109,3 +109,23 @@ fn missing_and_malformed_fields() {
     let (_, field, _) = error("nodes = []\n");
     assert_eq!(field.as_deref(), Some("nodes"));
 }
+
+#[test]
+fn jump_buckets_follow_the_files_order_and_epsilon_is_read() {
+    use ringwise::{AnyPlacement, Placement};
+    let spec = ClusterSpec::from_toml(
+        "algorithm = \"jump\"\nepsilon = 0.5\n[[nodes]]\nname = \"zeta\"\n[[nodes]]\nname = \"alpha\"\n",
+    )
+    .expect("valid");
+    assert_eq!(spec.epsilon, Some(0.5));
+    let keyed = spec.build().expect("buildable");
+    let AnyPlacement::Jump(jump) = keyed.placement() else {
+        panic!("a jump placement");
+    };
+    // Bucket 0 is the first node listed, not the first by name.
+    let first = jump.buckets()[0];
+    assert_eq!(jump.nodes().name(first), Some("zeta"));
+    assert_eq!(keyed.placement().len(), 2);
+    let (line, field, _) = error("epsilon = 0\n[[nodes]]\nname = \"a\"\n");
+    assert_eq!((line, field.as_deref()), (Some(1), Some("epsilon")));
+}

@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use ringwise::{Algorithm, AnyPlacement, KeyHasher, Node, NodeTable, Params, Placement};
+use ringwise::{Algorithm, AnyPlacement, KeyHasher, Node, Params, Placement};
 use serde::Serialize;
 
 use crate::{Config, Keys, SimError};
@@ -64,13 +64,13 @@ fn build(
     algorithm: Algorithm,
     names: &[String],
 ) -> Result<AnyPlacement, SimError> {
-    let table = NodeTable::new(names.iter().map(Node::new))?;
+    let nodes = names.iter().map(Node::new).collect();
     let params = Params {
         vnodes: RING_VNODES,
         hash: config.hash,
         ..Params::DEFAULT
     };
-    Ok(AnyPlacement::build(algorithm, table, params)?)
+    Ok(AnyPlacement::build(algorithm, nodes, params)?)
 }
 
 fn one(

@@ -34,9 +34,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Instant;
 
-use ringwise::{
-    Algorithm, AnyPlacement, Error, Node, NodeTable, Params, Placement, Ring, StableHash,
-};
+use ringwise::{Algorithm, AnyPlacement, Error, Node, Params, Placement, Ring, StableHash};
 use serde::Serialize;
 
 pub use keys::{KeyText, Keys};
@@ -436,7 +434,7 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Report, SimError>
                 hash: config.hash,
                 ..Params::DEFAULT
             };
-            AnyPlacement::build(algorithm, NodeTable::new(nodes)?, params)
+            AnyPlacement::build(algorithm, nodes, params)
         }),
     }
 }
