@@ -8,7 +8,7 @@ use std::io::Write;
 
 use clap::ValueEnum;
 
-use ringwise::{AnyPlacement, Keyed, NodeId, NodeStats, Placement, RingStats};
+use ringwise::{AnyPlacement, Keyed, Placement, RingStats};
 
 use crate::Failure;
 use crate::cluster::ClusterArgs;
@@ -75,31 +75,8 @@ fn sampled(keyed: &Keyed<AnyPlacement>) -> RingStats {
             counts[id as usize] += 1;
         }
     }
-    let total_weight = nodes.total_weight();
-    let stats: Vec<NodeStats> = nodes
-        .iter()
-        .zip(&counts)
-        .enumerate()
-        .map(|(id, (node, &count))| NodeStats {
-            id: id as NodeId,
-            name: node.name.clone(),
-            weight: node.weight,
-            zone: node.zone.clone(),
-            points: 0,
-            share: count as f64 / SAMPLE as f64,
-            expected: node.weight / total_weight,
-        })
-        .collect();
-    let ratios: Vec<f64> = stats.iter().map(NodeStats::ratio).collect();
-    let n = ratios.len().max(1) as f64;
-    let mean = ratios.iter().sum::<f64>() / n;
-    let variance = ratios.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n;
-    RingStats {
-        max: ratios.iter().copied().fold(f64::NAN, f64::max),
-        min: ratios.iter().copied().fold(f64::NAN, f64::min),
-        spread: variance.sqrt() / mean,
-        nodes: stats,
-    }
+    let shares: Vec<f64> = counts.iter().map(|&c| c as f64 / SAMPLE as f64).collect();
+    RingStats::from_shares(nodes, &[], &shares)
 }
 
 fn table(spec: &ringwise::ClusterSpec, points: usize, stats: &RingStats) -> String {

@@ -30,7 +30,7 @@
 
 use crate::Error;
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::placement::{Placement, delegate_lookups};
 
 /// The multiplier of the reference LCG.
 const LCG_MULTIPLIER: u64 = 2_862_933_555_777_941_757;
@@ -222,18 +222,7 @@ pub(crate) fn check_weight(algorithm: &'static str, node: &Node) -> Result<(), E
 }
 
 impl Placement for Jump {
-    #[inline]
-    fn owner(&self, hash: u64) -> Option<NodeId> {
-        Jump::owner(self, hash)
-    }
-
-    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        Jump::replicas_into(self, hash, n, out);
-    }
-
-    fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
+    delegate_lookups!(Jump);
 
     fn with_node(&self, node: Node) -> Result<Self, Error> {
         Jump::with_node(self, node)

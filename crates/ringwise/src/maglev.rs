@@ -42,7 +42,7 @@
 
 use crate::Error;
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::placement::{Placement, delegate_lookups};
 
 mod fill;
 
@@ -163,18 +163,7 @@ impl Maglev {
 }
 
 impl Placement for Maglev {
-    #[inline]
-    fn owner(&self, hash: u64) -> Option<NodeId> {
-        Maglev::owner(self, hash)
-    }
-
-    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        Maglev::replicas_into(self, hash, n, out);
-    }
-
-    fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
+    delegate_lookups!(Maglev);
 
     /// Rebuilds the table with `node`; fails if `M` is below the new count.
     fn with_node(&self, node: Node) -> Result<Self, Error> {

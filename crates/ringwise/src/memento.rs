@@ -49,7 +49,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use crate::Error;
 use crate::jump::{check_unweighted, check_weight, jump_consistent_hash, replica_draws};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::placement::{Placement, delegate_lookups};
 
 /// A removed bucket: who replaced it and which bucket was removed before.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -230,18 +230,7 @@ fn rehash(hash: u64, bucket: u32) -> u64 {
 }
 
 impl Placement for Memento {
-    #[inline]
-    fn owner(&self, hash: u64) -> Option<NodeId> {
-        Memento::owner(self, hash)
-    }
-
-    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        Memento::replicas_into(self, hash, n, out);
-    }
-
-    fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
+    delegate_lookups!(Memento);
 
     fn with_node(&self, node: Node) -> Result<Self, Error> {
         Memento::with_node(self, node)

@@ -43,7 +43,7 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 use crate::Error;
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::placement::{Placement, delegate_lookups};
 
 /// An immutable multi-probe placement over a node table.
 #[derive(Debug, Clone)]
@@ -178,18 +178,7 @@ impl MultiProbe {
 }
 
 impl Placement for MultiProbe {
-    #[inline]
-    fn owner(&self, hash: u64) -> Option<NodeId> {
-        MultiProbe::owner(self, hash)
-    }
-
-    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        MultiProbe::replicas_into(self, hash, n, out);
-    }
-
-    fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
+    delegate_lookups!(MultiProbe);
 
     fn with_node(&self, node: Node) -> Result<Self, Error> {
         Self::from_table(self.nodes.with(node)?.0, self.probes)

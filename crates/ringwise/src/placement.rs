@@ -51,3 +51,24 @@ pub trait Placement: Send + Sync {
     where
         Self: Sized;
 }
+
+/// The lookup half of a `Placement` impl for a snapshot whose inherent
+/// `owner` and `replicas_into` already do the work and whose node table is
+/// its `nodes` field: `impl Placement for X { delegate_lookups!(X); ... }`.
+macro_rules! delegate_lookups {
+    ($t:ty) => {
+        #[inline]
+        fn owner(&self, hash: u64) -> Option<NodeId> {
+            <$t>::owner(self, hash)
+        }
+
+        fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+            <$t>::replicas_into(self, hash, n, out);
+        }
+
+        fn nodes(&self) -> &NodeTable {
+            &self.nodes
+        }
+    };
+}
+pub(crate) use delegate_lookups;

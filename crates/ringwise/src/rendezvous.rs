@@ -50,7 +50,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::Error;
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::placement::{Placement, delegate_lookups};
 
 /// Replica counts up to this use O(n·N) selection; above, a sort.
 const SELECT_LIMIT: usize = 4;
@@ -251,18 +251,7 @@ fn ln(x: f64) -> f64 {
 }
 
 impl Placement for Rendezvous {
-    #[inline]
-    fn owner(&self, hash: u64) -> Option<NodeId> {
-        Rendezvous::owner(self, hash)
-    }
-
-    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        Rendezvous::replicas_into(self, hash, n, out);
-    }
-
-    fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
+    delegate_lookups!(Rendezvous);
 
     /// Only keys whose new top score is the added node's move (to it).
     fn with_node(&self, node: Node) -> Result<Self, Error> {

@@ -29,7 +29,7 @@
 
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::placement::{Placement, delegate_lookups};
 use crate::{Error, MAX_POINTS, MAX_VNODES};
 
 mod index;
@@ -372,18 +372,7 @@ impl<H> Ring<H> {
 }
 
 impl<H: KeyHasher + Clone + Send + Sync> Placement for Ring<H> {
-    #[inline]
-    fn owner(&self, hash: u64) -> Option<NodeId> {
-        Ring::owner(self, hash)
-    }
-
-    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        Ring::replicas_into(self, hash, n, out);
-    }
-
-    fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
+    delegate_lookups!(Ring<H>);
 
     fn owners_into(&self, hashes: &[u64], out: &mut Vec<NodeId>) {
         Ring::owners_into(self, hashes, out);

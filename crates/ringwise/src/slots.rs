@@ -49,7 +49,7 @@ pub use key_slot::{RedisSlot, SLOT_COUNT, key_slot};
 
 use crate::Error;
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::placement::{Placement, delegate_lookups};
 
 const ALGORITHM: &str = "slots";
 
@@ -233,18 +233,7 @@ fn check(nodes: &NodeTable) -> Result<(), Error> {
 }
 
 impl Placement for Slots {
-    #[inline]
-    fn owner(&self, hash: u64) -> Option<NodeId> {
-        Slots::owner(self, hash)
-    }
-
-    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        Slots::replicas_into(self, hash, n, out);
-    }
-
-    fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
+    delegate_lookups!(Slots);
 
     fn with_node(&self, node: Node) -> Result<Self, Error> {
         Slots::with_node(self, node)

@@ -62,6 +62,14 @@ impl RingStats {
             counts[owner as usize] += 1;
             previous = i128::from(point);
         }
+        let shares: Vec<f64> = arcs.iter().map(|&a| a as f64 / 2f64.powi(64)).collect();
+        RingStats::from_shares(table, &counts, &shares)
+    }
+
+    /// Statistics from each node's `points` and measured `share` (both in id
+    /// order; a missing entry counts as 0): for placements without arcs,
+    /// whose shares are sampled.
+    pub fn from_shares(table: &NodeTable, points: &[u64], shares: &[f64]) -> Self {
         let total_weight = table.total_weight();
         let nodes: Vec<NodeStats> = table
             .iter()
@@ -71,8 +79,8 @@ impl RingStats {
                 name: node.name.clone(),
                 weight: node.weight,
                 zone: node.zone.clone(),
-                points: counts[i],
-                share: arcs[i] as f64 / 2f64.powi(64),
+                points: points.get(i).copied().unwrap_or(0),
+                share: shares.get(i).copied().unwrap_or(0.0),
                 expected: node.weight / total_weight,
             })
             .collect();
@@ -87,7 +95,7 @@ impl RingStats {
 }
 
 /// Population standard deviation over mean (0 for fewer than one value).
-pub(crate) fn relative_stddev(values: &[f64]) -> f64 {
+fn relative_stddev(values: &[f64]) -> f64 {
     if values.is_empty() {
         return 0.0;
     }
