@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
-use ringwise::{Algorithm, AnyPlacement, ClusterSpec, Keyed, Node, NodeTable, Params, StableHash};
+use ringwise::{Algorithm, ClusterSpec, Node, NodeTable, Params, StableHash};
 
 use crate::Failure;
 
@@ -89,11 +89,6 @@ impl ClusterArgs {
             spec.probes = probes;
         }
         Ok(spec)
-    }
-
-    /// The placement these options describe, with its key hash.
-    pub fn build(&self) -> Result<Keyed<AnyPlacement>, Failure> {
-        self.spec()?.build().map_err(Failure::data)
     }
 }
 

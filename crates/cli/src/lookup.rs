@@ -43,7 +43,9 @@ enum Format {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let ring = args.cluster.build()?;
+    // One read of the cluster file: the placement and its epsilon.
+    let spec = args.cluster.spec()?;
+    let ring = spec.build().map_err(Failure::data)?;
     if ring.placement().is_empty() {
         return Err(Failure::data(anyhow::anyhow!("the cluster has no nodes")));
     }
@@ -53,7 +55,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "--zones: zone-aware replicas exist for the ring only, not for {algorithm}"
         )));
     }
-    if let Some(epsilon) = args.epsilon.or(args.cluster.spec()?.epsilon) {
+    if let Some(epsilon) = args.epsilon.or(spec.epsilon) {
         if args.replicas > 1 || args.zones {
             return Err(Failure::usage(anyhow::anyhow!(
                 "bounded loads (epsilon) place one node per key: drop --replicas and --zones"
