@@ -1,4 +1,8 @@
-//! The cluster file: one TOML document that describes a placement.
+//! The cluster description: which algorithm, its parameters and the nodes,
+//! as one validated value that builds the placement.
+//!
+//! With the `cluster-file` feature (default) it is read from one TOML
+//! document (`cluster/file.rs`):
 //!
 //! ```toml
 //! algorithm = "ring"      # optional, default "ring"
@@ -18,114 +22,21 @@
 //! Every error names the line and, where there is one, the field. Unknown
 //! keys are errors (a typo like `vnode = 100` must not silently mean 160).
 
-use std::fmt;
-use std::str::FromStr;
-
 use crate::Error;
-use crate::any::{AnyPlacement, Params};
-use crate::hash::StableHash;
-use crate::keyed::Keyed;
+use crate::algo::{Algorithm, AnyPlacement, Params};
+use crate::layers::Keyed;
 use crate::node::{Node, NodeTable};
-use crate::ring::{DEFAULT_VNODES, Ring};
 
-/// The names accepted for `algorithm`.
-pub const ALGORITHMS: [&str; 7] = [
-    "ring",
-    "rendezvous",
-    "jump",
-    "memento",
-    "maglev",
-    "multiprobe",
-    "slots",
-];
-
-/// Which placement algorithm a cluster uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Algorithm {
-    /// [`Ring`]: the Karger ring with virtual nodes.
-    #[default]
-    Ring,
-    /// [`crate::Rendezvous`]: weighted highest random weight.
-    Rendezvous,
-    /// [`crate::Jump`]: Lamping & Veach; buckets in name order here.
-    Jump,
-    /// [`crate::Memento`]: jump plus a table of removed buckets.
-    Memento,
-    /// [`crate::Maglev`]: Google's lookup table, Envoy's weighted fill.
-    Maglev,
-    /// [`crate::MultiProbe`]: one point per node, k probes per key.
-    MultiProbe,
-    /// [`crate::Slots`]: Redis Cluster's 16384 hash slots.
-    Slots,
-}
-
-impl Algorithm {
-    /// Every built-in algorithm, in documentation order.
-    pub const ALL: [Algorithm; 7] = [
-        Algorithm::Ring,
-        Algorithm::Rendezvous,
-        Algorithm::Jump,
-        Algorithm::Memento,
-        Algorithm::Maglev,
-        Algorithm::MultiProbe,
-        Algorithm::Slots,
-    ];
-
-    /// The key hash used when a cluster names none: `xxh3`, except for
-    /// `slots`, whose keys go through Redis's CRC16 with hash tags.
-    pub fn default_hash(self) -> StableHash {
-        match self {
-            Algorithm::Slots => StableHash::RedisCrc16,
-            _ => StableHash::default(),
-        }
-    }
-}
-
-impl FromStr for Algorithm {
-    type Err = Error;
-
-    fn from_str(name: &str) -> Result<Self, Error> {
-        match name {
-            "ring" => Ok(Algorithm::Ring),
-            "rendezvous" => Ok(Algorithm::Rendezvous),
-            "jump" => Ok(Algorithm::Jump),
-            "memento" => Ok(Algorithm::Memento),
-            "maglev" => Ok(Algorithm::Maglev),
-            "multiprobe" => Ok(Algorithm::MultiProbe),
-            "slots" => Ok(Algorithm::Slots),
-            _ => Err(Error::UnknownAlgorithm { name: name.into() }),
-        }
-    }
-}
-
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Algorithm::Ring => "ring",
-            Algorithm::Rendezvous => "rendezvous",
-            Algorithm::Jump => "jump",
-            Algorithm::Memento => "memento",
-            Algorithm::Maglev => "maglev",
-            Algorithm::MultiProbe => "multiprobe",
-            Algorithm::Slots => "slots",
-        })
-    }
-}
+#[cfg(feature = "cluster-file")]
+mod file;
 
 /// A validated cluster description.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterSpec {
     /// The placement algorithm.
     pub algorithm: Algorithm,
-    /// The hash of keys and points.
-    pub hash: StableHash,
-    /// Virtual nodes per unit of weight (ring).
-    pub vnodes: u32,
-    /// Lookup table size, a prime (maglev).
-    pub table_size: u64,
-    /// Probes per key (multiprobe).
-    pub probes: u32,
+    /// The algorithm's parameters; `params.hash` is also the key hash.
+    pub params: Params,
     /// Bounded loads: no node above `(1 + epsilon)` × its fair share of the
     /// keys looked up together (`None`: unbounded).
     pub epsilon: Option<f64>,
@@ -137,15 +48,25 @@ pub struct ClusterSpec {
 }
 
 impl ClusterSpec {
-    /// Builds the ring this spec describes, whatever its `algorithm`.
-    pub fn ring(&self) -> Result<Ring, Error> {
-        Ring::from_table(self.nodes.clone(), self.vnodes, self.hash)
+    /// A spec of `algorithm` with its default parameters (and default key
+    /// hash) over `nodes`, listed in the order given.
+    pub fn new(algorithm: Algorithm, nodes: Vec<Node>) -> Result<Self, Error> {
+        Ok(ClusterSpec {
+            algorithm,
+            params: Params {
+                hash: algorithm.default_hash(),
+                ..Params::DEFAULT
+            },
+            epsilon: None,
+            listed: nodes.iter().map(|n| n.name.clone()).collect(),
+            nodes: NodeTable::new(nodes)?,
+        })
     }
 
     /// Builds the placement this spec describes, with its key hash.
     pub fn build(&self) -> Result<Keyed<AnyPlacement>, Error> {
-        let placement = AnyPlacement::build(self.algorithm, self.join_order(), self.params())?;
-        Ok(Keyed::new(placement, self.hash))
+        let placement = AnyPlacement::build(self.algorithm, self.join_order(), &self.params)?;
+        Ok(Keyed::new(placement, self.params.hash))
     }
 
     /// The nodes in listed order (name order when `listed` is empty).
@@ -155,224 +76,5 @@ impl ClusterSpec {
         }
         let by_id = |name: &String| self.nodes.id(name).and_then(|id| self.nodes.get(id));
         self.listed.iter().filter_map(by_id).cloned().collect()
-    }
-
-    /// The algorithm parameters of this spec.
-    pub fn params(&self) -> Params {
-        Params {
-            vnodes: self.vnodes,
-            hash: self.hash,
-            table_size: self.table_size,
-            probes: self.probes,
-        }
-    }
-}
-
-#[cfg(feature = "cluster-file")]
-mod file {
-    use std::collections::HashMap;
-
-    use serde::Deserialize;
-    use toml::Spanned;
-
-    use super::*;
-    use crate::node::Node;
-
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct RawCluster {
-        algorithm: Option<Spanned<String>>,
-        hash: Option<Spanned<String>>,
-        vnodes: Option<Spanned<u32>>,
-        table_size: Option<Spanned<u64>>,
-        probes: Option<Spanned<u32>>,
-        epsilon: Option<Spanned<f64>>,
-        secret: Option<Spanned<String>>,
-        nodes: Spanned<Vec<RawNode>>,
-    }
-
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct RawNode {
-        name: Spanned<String>,
-        weight: Option<Spanned<f64>>,
-        zone: Option<Spanned<String>>,
-    }
-
-    impl ClusterSpec {
-        /// Parses and validates a cluster file. Nothing is built on error.
-        pub fn from_toml(text: &str) -> Result<Self, Error> {
-            let at = |span: std::ops::Range<usize>, field: &str, error: Error| {
-                let message = match error {
-                    Error::ClusterFile { message, .. } => message,
-                    other => other.to_string(),
-                };
-                Error::ClusterFile {
-                    line: Some(line_of(text, span.start)),
-                    field: Some(field.to_owned()),
-                    message,
-                }
-            };
-            let raw: RawCluster = toml::from_str(text).map_err(|e| Error::ClusterFile {
-                line: e.span().map(|s| line_of(text, s.start)),
-                field: None,
-                message: e.message().trim().to_owned(),
-            })?;
-            let algorithm = match &raw.algorithm {
-                Some(a) => a
-                    .get_ref()
-                    .parse()
-                    .map_err(|e| at(a.span(), "algorithm", e))?,
-                None => Algorithm::default(),
-            };
-            let hash =
-                parse_hash(&raw, algorithm).map_err(|(span, field, e)| at(span, field, e))?;
-            let vnodes = match &raw.vnodes {
-                Some(v) if *v.get_ref() == 0 || *v.get_ref() > crate::MAX_VNODES => {
-                    let e = Error::InvalidVnodes {
-                        vnodes: (*v.get_ref()).into(),
-                    };
-                    return Err(at(v.span(), "vnodes", e));
-                }
-                Some(v) => *v.get_ref(),
-                None => DEFAULT_VNODES,
-            };
-            if raw.nodes.get_ref().is_empty() {
-                let e = Error::ClusterFile {
-                    line: None,
-                    field: None,
-                    message: "the cluster has no nodes: add at least one [[nodes]] table".into(),
-                };
-                return Err(at(raw.nodes.span(), "nodes", e));
-            }
-            if let Some(e) = &raw.epsilon
-                && !(e.get_ref().is_finite() && *e.get_ref() > 0.0)
-            {
-                let e = Error::ClusterFile {
-                    line: None,
-                    field: None,
-                    message: format!(
-                        "epsilon = {} must be a number above 0 (0.25 = at most 1.25x the fair share)",
-                        e.get_ref()
-                    ),
-                };
-                return Err(at(
-                    raw.epsilon.as_ref().map_or(0..0, Spanned::span),
-                    "epsilon",
-                    e,
-                ));
-            }
-            let mut nodes = Vec::with_capacity(raw.nodes.get_ref().len());
-            let mut seen: HashMap<&str, usize> = HashMap::new();
-            for raw_node in raw.nodes.get_ref() {
-                let name = &raw_node.name;
-                let node = Node {
-                    name: name.get_ref().clone(),
-                    weight: raw_node.weight.as_ref().map_or(1.0, |w| *w.get_ref()),
-                    zone: raw_node.zone.as_ref().map(|z| z.get_ref().clone()),
-                };
-                if let Err(e) = node.validate() {
-                    let (span, field) = match e {
-                        Error::InvalidWeight { .. } => {
-                            (raw_node.weight.as_ref().map(Spanned::span), "weight")
-                        }
-                        Error::InvalidZone { .. } => {
-                            (raw_node.zone.as_ref().map(Spanned::span), "zone")
-                        }
-                        _ => (None, "name"),
-                    };
-                    return Err(at(span.unwrap_or_else(|| name.span()), field, e));
-                }
-                let line = line_of(text, name.span().start);
-                if let Some(first) = seen.insert(name.get_ref(), line) {
-                    let e = Error::ClusterFile {
-                        line: None,
-                        field: None,
-                        message: format!(
-                            "duplicate node {:?} (first defined on line {first}): \
-                             every node needs a unique name",
-                            name.get_ref()
-                        ),
-                    };
-                    return Err(at(name.span(), "name", e));
-                }
-                nodes.push(node);
-            }
-            let spec = ClusterSpec {
-                algorithm,
-                hash,
-                vnodes,
-                table_size: raw
-                    .table_size
-                    .as_ref()
-                    .map_or(Params::DEFAULT.table_size, |t| *t.get_ref()),
-                probes: raw
-                    .probes
-                    .as_ref()
-                    .map_or(Params::DEFAULT.probes, |p| *p.get_ref()),
-                epsilon: raw.epsilon.as_ref().map(|e| *e.get_ref()),
-                listed: nodes.iter().map(|n: &Node| n.name.clone()).collect(),
-                nodes: NodeTable::new(nodes)?,
-            };
-            // A bad table size or probe count names its own line.
-            let param_at = |e: Error| {
-                match &e {
-                    Error::InvalidParameter {
-                        parameter: "table_size",
-                        ..
-                    } => raw
-                        .table_size
-                        .as_ref()
-                        .map(|t| at(t.span(), "table_size", e.clone())),
-                    Error::InvalidParameter {
-                        parameter: "probes",
-                        ..
-                    } => raw
-                        .probes
-                        .as_ref()
-                        .map(|p| at(p.span(), "probes", e.clone())),
-                    _ => None,
-                }
-                .unwrap_or_else(|| at(raw.nodes.span(), "nodes", e))
-            };
-            // Catch limits such as too many points now, not at first use.
-            spec.build().map_err(param_at)?;
-            Ok(spec)
-        }
-    }
-
-    type Located = (std::ops::Range<usize>, &'static str, Error);
-
-    fn parse_hash(raw: &RawCluster, algorithm: Algorithm) -> Result<StableHash, Located> {
-        let secret = raw.secret.as_ref();
-        let Some(hash) = &raw.hash else {
-            return match secret {
-                None => Ok(algorithm.default_hash()),
-                Some(s) => Err((
-                    s.span(),
-                    "secret",
-                    Error::InvalidSecret {
-                        reason: "a secret needs `hash = \"siphash\"`; the default xxh3 is unkeyed"
-                            .into(),
-                    },
-                )),
-            };
-        };
-        StableHash::from_name(hash.get_ref(), secret.map(|s| s.get_ref().as_str())).map_err(|e| {
-            match (&e, secret) {
-                (Error::InvalidSecret { .. }, Some(s)) => (s.span(), "secret", e),
-                _ => (hash.span(), "hash", e),
-            }
-        })
-    }
-
-    /// 1-based line of a byte offset.
-    fn line_of(text: &str, offset: usize) -> usize {
-        let end = offset.min(text.len());
-        text.as_bytes()[..end]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1
     }
 }

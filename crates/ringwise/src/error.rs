@@ -25,9 +25,17 @@ pub enum Error {
     /// A membership change named a node that is not in the cluster.
     UnknownNode { name: String },
     /// A hash name that ringwise does not know.
-    UnknownHash { name: String },
+    UnknownHash {
+        name: String,
+        /// The names that would have been accepted.
+        known: &'static [&'static str],
+    },
     /// An algorithm name that ringwise does not know.
-    UnknownAlgorithm { name: String },
+    UnknownAlgorithm {
+        name: String,
+        /// The names that would have been accepted.
+        known: &'static [&'static str],
+    },
     /// `siphash` was chosen without a secret, or a secret was malformed.
     InvalidSecret { reason: String },
     /// An algorithm parameter is out of range (a table size that is not
@@ -86,15 +94,15 @@ impl fmt::Display for Error {
                 crate::MAX_POINTS
             ),
             Error::UnknownNode { name } => write!(f, "no node named {name:?} in the cluster"),
-            Error::UnknownHash { name } => write!(
+            Error::UnknownHash { name, known } => write!(
                 f,
                 "unknown hash {name:?}: expected one of {}",
-                crate::hash::NAMES.join(", ")
+                known.join(", ")
             ),
-            Error::UnknownAlgorithm { name } => write!(
+            Error::UnknownAlgorithm { name, known } => write!(
                 f,
                 "unknown algorithm {name:?}: expected one of {}",
-                crate::cluster::ALGORITHMS.join(", ")
+                known.join(", ")
             ),
             Error::InvalidSecret { reason } => write!(f, "invalid secret: {reason}"),
             Error::InvalidParameter {

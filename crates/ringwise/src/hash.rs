@@ -28,6 +28,10 @@ use siphasher::sip::SipHasher24;
 
 use crate::Error;
 
+mod redis_crc16;
+
+pub use redis_crc16::{RedisSlot, SLOT_COUNT, key_slot};
+
 /// A stable 64-bit hash of key bytes.
 ///
 /// Implement it to bring your own function (tests use a deliberately weak
@@ -37,8 +41,8 @@ pub trait KeyHasher {
     fn hash(&self, bytes: &[u8]) -> u64;
 }
 
-/// The names accepted by [`StableHash::from_str`], in documentation order.
-pub const NAMES: [&str; 7] = [
+/// The names accepted by [`StableHash::from_name`], in documentation order.
+const NAMES: &[&str] = &[
     "md5",
     "xxh3",
     "xxh64",
@@ -72,6 +76,9 @@ pub enum StableHash {
 }
 
 impl StableHash {
+    /// Every name [`StableHash::from_name`] accepts, in documentation order.
+    pub const NAMES: &'static [&'static str] = NAMES;
+
     /// The stable name (`md5`, `xxh3`, ...).
     pub fn name(&self) -> &'static str {
         match self {
@@ -103,7 +110,12 @@ impl StableHash {
                     key: parse_secret(secret)?,
                 });
             }
-            _ => return Err(Error::UnknownHash { name: name.into() }),
+            _ => {
+                return Err(Error::UnknownHash {
+                    name: name.into(),
+                    known: NAMES,
+                });
+            }
         };
         match secret {
             None => Ok(hash),
@@ -146,7 +158,7 @@ impl KeyHasher for StableHash {
             StableHash::Murmur3 => murmur3_h1(bytes),
             StableHash::Fnv1a64 => fnv1a64(bytes),
             StableHash::SipHash { key } => SipHasher24::new_with_key(key).hash(bytes),
-            StableHash::RedisCrc16 => u64::from(crate::slots::key_slot(bytes)),
+            StableHash::RedisCrc16 => u64::from(key_slot(bytes)),
         }
     }
 }
@@ -207,7 +219,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for name in NAMES {
+        for &name in NAMES {
             let secret = (name == "siphash").then_some("000102030405060708090a0b0c0d0e0f");
             let hash = StableHash::from_name(name, secret).expect("known name");
             assert_eq!(hash.name(), name);

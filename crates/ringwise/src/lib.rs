@@ -1,38 +1,151 @@
-#![doc = include_str!("../../../README.md")]
+//! Consistent hashing: which node owns a key, so that adding or losing a
+//! node moves only about `1/N` of the keys instead of almost all of them
+//! (`hash(key) % N`).
+//!
+//! # Concepts, in the order you meet them
+//!
+//! 1. **Nodes.** A [`Node`] is a stable name, a weight and an optional zone.
+//!    A [`NodeTable`] validates them and sorts them by name, so a node's
+//!    dense [`NodeId`] (its rank) never depends on the order you gave them in.
+//! 2. **Placements.** Every algorithm is an immutable snapshot implementing
+//!    [`Placement`]: `owner(u64 hash) -> Option<NodeId>`, replicas into a
+//!    caller's buffer, the node table, and membership changes that return a
+//!    new snapshot and leave the old one untouched. Lookups take `&self`,
+//!    never allocate and never fail; `None` means "no nodes".
+//! 3. **Keys.** [`Keyed`] pairs a placement with a [`StableHash`] (or any
+//!    [`KeyHasher`]) and turns key bytes into node names. It is the one
+//!    key → node path for every algorithm, with a batch call
+//!    ([`Keyed::owners_into`]) for many keys at once.
+//! 4. **Choosing at run time.** [`Algorithm`] names every algorithm (one
+//!    registry); [`AnyPlacement`] holds any of them; [`ClusterSpec`] (a TOML
+//!    cluster file with the default `cluster-file` feature) builds one.
+//! 5. **Layers.** [`Bounded`] caps every node's load at `(1+ε)` times its
+//!    share over any placement; [`Live`] publishes the current snapshot to
+//!    many readers without locks.
+//!
+//! # Algorithms
+//!
+//! | type | `owner` cost | moves on join / leave | notes |
+//! |---|---|---|---|
+//! | [`Ring`] | O(1) expected | only to / from the changed node | points from a [`PointScheme`]; weights; zones |
+//! | [`Rendezvous`] | O(N) | only to / from the changed node | weights by the log method |
+//! | [`Jump`] | O(ln N) | optimal; only the last node can leave | no memory, no weights |
+//! | [`Memento`] | O(ln N) + removals | optimal; any node can leave | no weights |
+//! | [`Maglev`] | O(1), one read | near optimal for N ≪ M | Envoy's weighted fill |
+//! | [`MultiProbe`] | O(k log N) | only to / from the changed node | one point per node |
+//! | [`Slots`] | O(1), one read | exactly the new node's slots | Redis Cluster |
+//!
+//! ## A ring (the seed recipe)
+//!
+//! ```
+//! use ringwise::{Keyed, Node, Placement, Ring, StableHash};
+//!
+//! let ring = Ring::builder()
+//!     .hasher(StableHash::Md5)
+//!     .vnodes(100)
+//!     .nodes(["cache-a", "cache-b", "cache-c"].map(Node::new))
+//!     .build()?;
+//! let keys = Keyed::new(ring, StableHash::Md5);
+//! assert_eq!(keys.locate("user:42"), Some("cache-a"));
+//! assert_eq!(keys.replicas("user:42", 2), ["cache-a", "cache-b"]);
+//!
+//! // A new snapshot; the old one is unchanged and still answers.
+//! let smaller = keys.placement().without_node("cache-a")?;
+//! let smaller = Keyed::new(smaller, StableHash::Md5);
+//! assert_eq!(smaller.locate("user:42"), Some("cache-b"));
+//! # Ok::<(), ringwise::Error>(())
+//! ```
+//!
+//! A ring can also be built from explicit points with a tie rule, which is
+//! how deployed rings (ketama, Cassandra tokens) are expressed:
+//!
+//! ```
+//! use ringwise::{Explicit, Node, Placement, Ring, Tie};
+//!
+//! let ring = Ring::builder()
+//!     .scheme(Explicit)
+//!     .tie(Tie::FirstListed)
+//!     .node_points(Node::new("b"), [100, 300])
+//!     .node_points(Node::new("a"), [100, 200])
+//!     .build()?;
+//! let b = ring.nodes().id("b");
+//! assert_eq!(ring.owner(50), b); // point 100 is shared: "b" was listed first
+//! assert_eq!(ring.owner(250), b);
+//! assert_eq!(ring.owner(301), b); // wraps to the first point
+//! # Ok::<(), ringwise::Error>(())
+//! ```
+//!
+//! ## Rendezvous, jump, memento, maglev, multi-probe, slots
+//!
+//! All are [`Placement`]s over the same node table, so the same code runs
+//! any of them; [`AnyPlacement`] picks one by name:
+//!
+//! ```
+//! use ringwise::{Algorithm, AnyPlacement, Keyed, Node, Params, Placement};
+//!
+//! let nodes: Vec<Node> = ["a", "b", "c"].map(Node::new).into();
+//! for &algorithm in Algorithm::ALL {
+//!     let placement = AnyPlacement::build(algorithm, nodes.clone(), &Params::DEFAULT)?;
+//!     let keys = Keyed::new(placement, algorithm.default_hash());
+//!     let owner = keys.locate("user:42").expect("three nodes");
+//!     assert!(["a", "b", "c"].contains(&owner), "{algorithm}");
+//! }
+//! # Ok::<(), ringwise::Error>(())
+//! ```
+//!
+//! ## Many keys at once
+//!
+//! ```
+//! use ringwise::{Keyed, Node, Ring, StableHash};
+//!
+//! let ring = Ring::builder().nodes(["a", "b"].map(Node::new)).build()?;
+//! let keys = Keyed::new(ring, StableHash::Xxh3);
+//! let batch = ["user:1", "user:2", "user:3"];
+//! let mut owners = Vec::new();
+//! keys.owners_into(&batch, &mut owners); // hashes a block, then resolves it
+//! assert_eq!(owners.len(), 3);
+//! assert_eq!(owners[1], keys.owner("user:2").expect("two nodes"));
+//! # Ok::<(), ringwise::Error>(())
+//! ```
+//!
+//! # Determinism
+//!
+//! Placement depends only on the algorithm, the hash, the parameters and the
+//! node set: never on insertion order (except jump and memento, whose bucket
+//! order is the join order, and the list-order [`Tie`] rules), platform,
+//! process or Rust version. Nothing here uses `std::hash::Hash`,
+//! `DefaultHasher` or `RandomState`.
+//!
+//! # Errors
+//!
+//! Every constructor validates and returns one [`Error`] that names the
+//! value and says how to fix it; nothing panics on any input.
 
-mod any;
-mod bounded;
-pub mod cluster;
+mod algo;
+mod cluster;
 mod error;
-pub mod hash;
-mod jump;
-mod keyed;
-mod live;
-mod maglev;
-mod memento;
-mod multiprobe;
+mod hash;
+mod layers;
 mod node;
 mod placement;
-mod rendezvous;
-mod ring;
-mod slots;
 
-pub use any::{AnyPlacement, Params};
-pub use bounded::{Bounded, Lease};
-pub use cluster::{Algorithm, ClusterSpec};
+pub use algo::jump::{Jump, jump_consistent_hash, replica_key};
+pub use algo::maglev::Maglev;
+pub use algo::memento::Memento;
+pub use algo::multiprobe::MultiProbe;
+pub use algo::rendezvous::Rendezvous;
+pub use algo::ring::{
+    DEFAULT_VNODES, Explicit, NodeStats, PointScheme, Ring, RingBuilder, RingStats, Tie, Vnodes,
+    point_count,
+};
+pub use algo::slots::Slots;
+pub use algo::{Algorithm, AnyPlacement, Params};
+pub use cluster::ClusterSpec;
 pub use error::Error;
-pub use hash::{KeyHasher, StableHash};
-pub use jump::{Jump, jump_consistent_hash, replica_key};
-pub use keyed::Keyed;
-pub use live::{Live, Snapshot};
-pub use maglev::Maglev;
-pub use memento::Memento;
-pub use multiprobe::MultiProbe;
+pub use hash::{KeyHasher, RedisSlot, SLOT_COUNT, StableHash, key_slot};
+pub use layers::{Bounded, Keyed, Lease, Live, Snapshot};
 pub use node::{MAX_NAME_LEN, MAX_WEIGHT, Node, NodeId, NodeTable};
 pub use placement::Placement;
-pub use rendezvous::Rendezvous;
-pub use ring::{DEFAULT_VNODES, NodeStats, Ring, RingBuilder, RingStats, point_count};
-pub use slots::{RedisSlot, SLOT_COUNT, Slots, key_slot};
 
 /// Most virtual nodes per unit of weight.
 pub const MAX_VNODES: u32 = 1_000_000;
@@ -40,3 +153,8 @@ pub const MAX_VNODES: u32 = 1_000_000;
 /// Most points one ring may hold (2^28: 4 GiB of points would not fit the
 /// `u32` index, and 3 GiB of RAM per snapshot is already a mistake).
 pub const MAX_POINTS: u64 = 1 << 28;
+
+// The README's examples are compiled and run as doc tests too.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

@@ -29,8 +29,9 @@
 //! the nodes of buckets `[2, 0]`.
 
 use crate::Error;
+use crate::algo::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::{Placement, delegate_lookups};
+use crate::placement::Placement;
 
 /// The multiplier of the reference LCG.
 const LCG_MULTIPLIER: u64 = 2_862_933_555_777_941_757;
@@ -137,68 +138,9 @@ impl Jump {
         (!self.buckets.is_empty()).then(|| jump_consistent_hash(hash, self.buckets.len() as u32))
     }
 
-    /// The node that owns `hash`.
-    #[inline]
-    pub fn owner(&self, hash: u64) -> Option<NodeId> {
-        self.bucket(hash)
-            .and_then(|b| self.buckets.get(b as usize).copied())
-    }
-
-    /// Up to `n` distinct nodes for `hash`, the owner first (module docs).
-    pub fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        let want = n.min(self.buckets.len());
-        let size = self.buckets.len() as u32;
-        let node_of = |b: u32| self.buckets.get(b as usize).copied();
-        replica_draws(hash, want, size, out, |h| self.bucket(h), node_of);
-    }
-
     /// Bucket → node id, in join order.
     pub fn buckets(&self) -> &[NodeId] {
         &self.buckets
-    }
-
-    /// The node table (name order) behind the ids.
-    pub fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
-
-    /// Number of nodes (= buckets).
-    pub fn len(&self) -> usize {
-        self.buckets.len()
-    }
-
-    /// True without nodes.
-    pub fn is_empty(&self) -> bool {
-        self.buckets.is_empty()
-    }
-
-    /// Appends `node` as the new last bucket: only keys it takes move.
-    pub fn with_node(&self, node: Node) -> Result<Self, Error> {
-        check_weight("jump", &node)?;
-        let (nodes, at) = self.nodes.with(node)?;
-        let mut buckets: Vec<NodeId> = self
-            .buckets
-            .iter()
-            .map(|&id| id + u32::from(id >= at))
-            .collect();
-        buckets.push(at);
-        Ok(Jump { nodes, buckets })
-    }
-
-    /// Removes the last-joined node: only its keys move. Any other node is
-    /// [`Error::Unsupported`].
-    pub fn without_node(&self, name: &str) -> Result<Self, Error> {
-        let (nodes, at) = self.nodes.without(name)?;
-        if self.buckets.last() != Some(&at) {
-            return Err(Error::Unsupported {
-                algorithm: "jump",
-                operation: format!("remove {name:?}"),
-                reason: "jump hash can only remove the last bucket; use memento for arbitrary removals",
-            });
-        }
-        let keep = &self.buckets[..self.buckets.len() - 1];
-        let buckets = keep.iter().map(|&id| id - u32::from(id > at)).collect();
-        Ok(Jump { nodes, buckets })
     }
 }
 
@@ -222,13 +164,63 @@ pub(crate) fn check_weight(algorithm: &'static str, node: &Node) -> Result<(), E
 }
 
 impl Placement for Jump {
-    delegate_lookups!(Jump);
-
-    fn with_node(&self, node: Node) -> Result<Self, Error> {
-        Jump::with_node(self, node)
+    /// The node that owns `hash`.
+    #[inline]
+    fn owner(&self, hash: u64) -> Option<NodeId> {
+        self.bucket(hash)
+            .and_then(|b| self.buckets.get(b as usize).copied())
     }
 
+    /// Up to `n` distinct nodes for `hash`, the owner first (module docs).
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        let want = n.min(self.buckets.len());
+        let size = self.buckets.len() as u32;
+        let node_of = |b: u32| self.buckets.get(b as usize).copied();
+        replica_draws(hash, want, size, out, |h| self.bucket(h), node_of);
+    }
+
+    /// The node table (name order) behind the ids.
+    fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    /// One id per bucket.
+    fn heap_bytes(&self) -> usize {
+        self.buckets.capacity() * 4
+    }
+
+    /// Appends `node` as the new last bucket: only keys it takes move.
+    fn with_node(&self, node: Node) -> Result<Self, Error> {
+        check_weight("jump", &node)?;
+        let (nodes, at) = self.nodes.with(node)?;
+        let mut buckets: Vec<NodeId> = self
+            .buckets
+            .iter()
+            .map(|&id| id + u32::from(id >= at))
+            .collect();
+        buckets.push(at);
+        Ok(Jump { nodes, buckets })
+    }
+
+    /// Removes the last-joined node: only its keys move. Any other node is
+    /// [`Error::Unsupported`].
     fn without_node(&self, name: &str) -> Result<Self, Error> {
-        Jump::without_node(self, name)
+        let (nodes, at) = self.nodes.without(name)?;
+        if self.buckets.last() != Some(&at) {
+            return Err(Error::Unsupported {
+                algorithm: "jump",
+                operation: format!("remove {name:?}"),
+                reason: "jump hash can only remove the last bucket; use memento for arbitrary removals",
+            });
+        }
+        let keep = &self.buckets[..self.buckets.len() - 1];
+        let buckets = keep.iter().map(|&id| id - u32::from(id > at)).collect();
+        Ok(Jump { nodes, buckets })
+    }
+}
+
+impl Registered for Jump {
+    fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
+        Self::new(nodes)
     }
 }

@@ -1,12 +1,12 @@
 //! `Slots`: Redis Cluster's 16384 hash slots, owned by nodes through a table.
 //!
 //! Reference: the Redis Cluster specification; `keyHashSlot` in
-//! `redis/redis src/cluster.c` ([`key_slot`], see `slots/key_slot.rs`);
+//! `redis/redis src/cluster.c` ([`crate::key_slot`], see `hash/redis_crc16.rs`);
 //! `redis-cli --cluster create` for the initial layout.
 //!
 //! How it works: a key's slot is `CRC16(hash tag) & 0x3FFF` and a fixed
 //! table says which node owns each slot. [`Placement::owner`] takes the slot
-//! from the hash, `hash % 16384`; with the [`RedisSlot`] hasher the hash *is*
+//! from the hash, `hash % 16384`; with the [`crate::RedisSlot`] hasher the hash *is*
 //! the slot, so generic keyed lookups land where Redis would.
 //!
 //! The table changes only by these documented, deterministic steps:
@@ -43,13 +43,11 @@
 //! [`Slots::replicas_into`] returns the owner and then the next nodes in
 //! name order, wrapping (chained declustering), in O(n).
 
-mod key_slot;
-
-pub use key_slot::{RedisSlot, SLOT_COUNT, key_slot};
-
 use crate::Error;
+use crate::algo::{Params, Registered};
+use crate::hash::{SLOT_COUNT, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::{Placement, delegate_lookups};
+use crate::placement::Placement;
 
 const ALGORITHM: &str = "slots";
 
@@ -81,29 +79,6 @@ impl Slots {
         })
     }
 
-    /// The owner of slot `hash % 16384`; `None` without nodes.
-    #[inline]
-    pub fn owner(&self, hash: u64) -> Option<NodeId> {
-        let slot = (hash % SLOT_COUNT as u64) as usize;
-        self.table.get(slot).map(|&id| NodeId::from(id))
-    }
-
-    /// The name of the node that owns `key`'s Redis slot.
-    pub fn locate(&self, key: impl AsRef<[u8]>) -> Option<&str> {
-        let id = self.owner(u64::from(key_slot(key.as_ref())))?;
-        Some(self.nodes.name_of(id))
-    }
-
-    /// The owner, then the next `n - 1` ids in name order, wrapping.
-    pub fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        out.clear();
-        let Some(first) = self.owner(hash) else {
-            return;
-        };
-        let len = self.nodes.len() as NodeId;
-        out.extend((0..n.min(self.nodes.len()) as NodeId).map(|k| (first + k) % len));
-    }
-
     /// Number of slots each node holds, by id.
     pub fn slot_counts(&self) -> Vec<usize> {
         let mut counts = vec![0; self.nodes.len()];
@@ -113,9 +88,79 @@ impl Slots {
         counts
     }
 
+    /// A new snapshot where `slot` belongs to the node called `node`.
+    pub fn migrate(&self, slot: u16, node: &str) -> Result<Self, Error> {
+        if usize::from(slot) >= SLOT_COUNT {
+            return Err(Error::InvalidParameter {
+                algorithm: ALGORITHM,
+                parameter: "slot",
+                value: slot.to_string(),
+                expected: "a slot number from 0 to 16383",
+            });
+        }
+        let id = self.nodes.id(node).ok_or_else(|| Error::UnknownNode {
+            name: node.to_owned(),
+        })?;
+        let mut table = self.table.clone();
+        table[usize::from(slot)] = id as u16;
+        Ok(Slots {
+            nodes: self.nodes.clone(),
+            table,
+        })
+    }
+}
+
+/// Refuses weights (Redis has none) and more nodes than slots.
+fn check(nodes: &NodeTable) -> Result<(), Error> {
+    if nodes.len() > SLOT_COUNT {
+        return Err(Error::InvalidParameter {
+            algorithm: ALGORITHM,
+            parameter: "nodes",
+            value: nodes.len().to_string(),
+            expected: "at most 16384 nodes (one slot each)",
+        });
+    }
+    if nodes.iter().any(|n| n.weight != 1.0) {
+        return Err(Error::Unsupported {
+            algorithm: ALGORITHM,
+            operation: "weigh nodes".into(),
+            reason: "Redis Cluster slots have no weights; leave every weight at 1",
+        });
+    }
+    Ok(())
+}
+
+impl Placement for Slots {
+    /// The owner of slot `hash % 16384`; `None` without nodes.
+    #[inline]
+    fn owner(&self, hash: u64) -> Option<NodeId> {
+        let slot = (hash % SLOT_COUNT as u64) as usize;
+        self.table.get(slot).map(|&id| NodeId::from(id))
+    }
+
+    /// The owner, then the next `n - 1` ids in name order, wrapping.
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        out.clear();
+        let Some(first) = self.owner(hash) else {
+            return;
+        };
+        let len = self.nodes.len() as NodeId;
+        out.extend((0..n.min(self.nodes.len()) as NodeId).map(|k| (first + k) % len));
+    }
+
+    /// The node table behind the ids.
+    fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    /// The slot table: one `u16` per slot.
+    fn heap_bytes(&self) -> usize {
+        self.table.len() * 2
+    }
+
     /// A new snapshot with `node` added; it takes `floor(16384 / (N+1))`
     /// slots from the fullest nodes, highest slots first.
-    pub fn with_node(&self, node: Node) -> Result<Self, Error> {
+    fn with_node(&self, node: Node) -> Result<Self, Error> {
         let (nodes, at) = self.nodes.with(node)?;
         check(&nodes)?;
         if self.table.is_empty() {
@@ -148,7 +193,7 @@ impl Slots {
 
     /// A new snapshot without the node called `name`; its slots, ascending,
     /// go one at a time to the node with the fewest slots.
-    pub fn without_node(&self, name: &str) -> Result<Self, Error> {
+    fn without_node(&self, name: &str) -> Result<Self, Error> {
         let (nodes, at) = self.nodes.without(name)?;
         if nodes.is_empty() {
             return Self::from_table(nodes);
@@ -174,72 +219,14 @@ impl Slots {
             table: table.into(),
         })
     }
-
-    /// A new snapshot where `slot` belongs to the node called `node`.
-    pub fn migrate(&self, slot: u16, node: &str) -> Result<Self, Error> {
-        if usize::from(slot) >= SLOT_COUNT {
-            return Err(Error::InvalidParameter {
-                algorithm: ALGORITHM,
-                parameter: "slot",
-                value: slot.to_string(),
-                expected: "a slot number from 0 to 16383",
-            });
-        }
-        let id = self.nodes.id(node).ok_or_else(|| Error::UnknownNode {
-            name: node.to_owned(),
-        })?;
-        let mut table = self.table.clone();
-        table[usize::from(slot)] = id as u16;
-        Ok(Slots {
-            nodes: self.nodes.clone(),
-            table,
-        })
-    }
-
-    /// The node table behind the ids.
-    pub fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
-
-    /// Number of nodes.
-    pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// True without nodes (every lookup returns `None`).
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
-    }
 }
 
-/// Refuses weights (Redis has none) and more nodes than slots.
-fn check(nodes: &NodeTable) -> Result<(), Error> {
-    if nodes.len() > SLOT_COUNT {
-        return Err(Error::InvalidParameter {
-            algorithm: ALGORITHM,
-            parameter: "nodes",
-            value: nodes.len().to_string(),
-            expected: "at most 16384 nodes (one slot each)",
-        });
-    }
-    if nodes.iter().any(|n| n.weight != 1.0) {
-        return Err(Error::Unsupported {
-            algorithm: ALGORITHM,
-            operation: "weigh nodes".into(),
-            reason: "Redis Cluster slots have no weights; leave every weight at 1",
-        });
-    }
-    Ok(())
-}
-
-impl Placement for Slots {
-    delegate_lookups!(Slots);
-
-    fn with_node(&self, node: Node) -> Result<Self, Error> {
-        Slots::with_node(self, node)
+impl Registered for Slots {
+    fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
+        Self::new(nodes)
     }
 
-    fn without_node(&self, name: &str) -> Result<Self, Error> {
-        Slots::without_node(self, name)
+    fn default_hash() -> StableHash {
+        StableHash::RedisCrc16
     }
 }

@@ -35,6 +35,17 @@ pub(super) struct Entry {
     pub(super) owner: NodeId,
 }
 
+impl Entry {
+    /// The same point with another owner.
+    #[inline]
+    pub(super) fn with_owner(self, owner: NodeId) -> Entry {
+        Entry {
+            point: self.point,
+            owner,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub(super) struct BucketIndex {
     start: Vec<u32>,

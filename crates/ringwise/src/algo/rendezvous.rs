@@ -38,7 +38,7 @@
 //! so adding, removing or reweighting one node moves keys only to or from it.
 //! Placement is independent of the order nodes were given in.
 //!
-//! Cost: 12 bytes per node (seed and weight) beside the table. `owner` is
+//! Cost: 16 bytes per node (seed and weight) beside the table. `owner` is
 //! O(N): one 64-bit mix per node, plus one `ln` per node when weights differ. `replicas_into` for `n`
 //! of `N` nodes is O(n·N) by repeated selection for small `n`, O(N log N)
 //! by sorting the caller's buffer otherwise. Fine for tens to a few thousand
@@ -49,8 +49,9 @@ use std::cmp::Ordering;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::Error;
+use crate::algo::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::{Placement, delegate_lookups};
+use crate::placement::Placement;
 
 /// Replica counts up to this use O(n·N) selection; above, a sort.
 const SELECT_LIMIT: usize = 4;
@@ -97,51 +98,6 @@ impl Rendezvous {
         }
     }
 
-    /// The node with the highest score; ties go to the smaller id.
-    #[inline]
-    pub fn owner(&self, hash: u64) -> Option<NodeId> {
-        if !self.uniform {
-            return self.best_below(hash, None).map(|(_, id)| id);
-        }
-        // Equal weights: the largest 52-bit draw, the first (smallest id)
-        // of equal ones; integer compares only, the same order as
-        // `candidate`.
-        let mut best: Option<(u64, usize)> = None;
-        for (i, &seed) in self.seeds.iter().enumerate() {
-            let draw = mix(hash, seed) >> 12;
-            if best.is_none_or(|(b, _)| draw > b) {
-                best = Some((draw, i));
-            }
-        }
-        best.map(|(_, i)| i as NodeId)
-    }
-
-    /// Up to `n` distinct nodes by descending score (ties: smaller id first),
-    /// into `out` (cleared first). Allocates only if `out` must grow.
-    pub fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        out.clear();
-        let want = n.min(self.nodes.len());
-        if want <= SELECT_LIMIT {
-            let mut previous = None;
-            while out.len() < want {
-                let Some(next) = self.best_below(hash, previous) else {
-                    break;
-                };
-                out.push(next.1);
-                previous = Some(next);
-            }
-        } else {
-            out.extend(0..self.nodes.len() as NodeId);
-            out.sort_unstable_by(|&a, &b| {
-                rank(
-                    self.candidate(hash, b as usize),
-                    self.candidate(hash, a as usize),
-                )
-            });
-            out.truncate(want);
-        }
-    }
-
     /// The best `(score, id)` ranked strictly below `bound` (all when `None`).
     /// Ranks are distinct because ids are, so repeated calls walk the
     /// descending order without repeating a node.
@@ -171,21 +127,6 @@ impl Rendezvous {
             self.weights[i] / -ln(unit_of(x))
         };
         (score, i as NodeId)
-    }
-
-    /// The node table behind the ids.
-    pub fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
-
-    /// Number of nodes.
-    pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// True without nodes (every lookup returns `None`).
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
     }
 }
 
@@ -251,7 +192,59 @@ fn ln(x: f64) -> f64 {
 }
 
 impl Placement for Rendezvous {
-    delegate_lookups!(Rendezvous);
+    /// The node with the highest score; ties go to the smaller id.
+    #[inline]
+    fn owner(&self, hash: u64) -> Option<NodeId> {
+        if !self.uniform {
+            return self.best_below(hash, None).map(|(_, id)| id);
+        }
+        // Equal weights: the largest 52-bit draw, the first (smallest id)
+        // of equal ones; integer compares only, the same order as
+        // `candidate`.
+        let mut best: Option<(u64, usize)> = None;
+        for (i, &seed) in self.seeds.iter().enumerate() {
+            let draw = mix(hash, seed) >> 12;
+            if best.is_none_or(|(b, _)| draw > b) {
+                best = Some((draw, i));
+            }
+        }
+        best.map(|(_, i)| i as NodeId)
+    }
+
+    /// Up to `n` distinct nodes by descending score (ties: smaller id first),
+    /// into `out` (cleared first). Allocates only if `out` must grow.
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        out.clear();
+        let want = n.min(self.nodes.len());
+        if want <= SELECT_LIMIT {
+            let mut previous = None;
+            while out.len() < want {
+                let Some(next) = self.best_below(hash, previous) else {
+                    break;
+                };
+                out.push(next.1);
+                previous = Some(next);
+            }
+        } else {
+            out.extend(0..self.nodes.len() as NodeId);
+            out.sort_unstable_by(|&a, &b| {
+                rank(
+                    self.candidate(hash, b as usize),
+                    self.candidate(hash, a as usize),
+                )
+            });
+            out.truncate(want);
+        }
+    }
+
+    fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    /// A seed and a weight per node.
+    fn heap_bytes(&self) -> usize {
+        self.seeds.capacity() * 8 + self.weights.capacity() * 8
+    }
 
     /// Only keys whose new top score is the added node's move (to it).
     fn with_node(&self, node: Node) -> Result<Self, Error> {
@@ -261,6 +254,12 @@ impl Placement for Rendezvous {
     /// Only the removed node's keys move, each to its second-highest score.
     fn without_node(&self, name: &str) -> Result<Self, Error> {
         Ok(Self::from_table(self.nodes.without(name)?.0))
+    }
+}
+
+impl Registered for Rendezvous {
+    fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
+        Self::new(nodes)
     }
 }
 

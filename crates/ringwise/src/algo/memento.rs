@@ -47,9 +47,10 @@
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::Error;
-use crate::jump::{check_unweighted, check_weight, jump_consistent_hash, replica_draws};
+use crate::algo::jump::{check_unweighted, check_weight, jump_consistent_hash, replica_draws};
+use crate::algo::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::{Placement, delegate_lookups};
+use crate::placement::Placement;
 
 /// A removed bucket: who replaced it and which bucket was removed before.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,28 +111,6 @@ impl Memento {
         Some(b)
     }
 
-    /// The node that owns `hash`.
-    #[inline]
-    pub fn owner(&self, hash: u64) -> Option<NodeId> {
-        self.bucket(hash).and_then(|b| self.node_of(b))
-    }
-
-    /// Up to `n` distinct nodes for `hash`, the owner first; the order is
-    /// [`crate::Jump`]'s, with Memento lookups and the fallback skipping
-    /// removed buckets.
-    pub fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        let want = n.min(self.nodes.len());
-        let size = self.buckets.len() as u32;
-        replica_draws(
-            hash,
-            want,
-            size,
-            out,
-            |h| self.bucket(h),
-            |b| self.node_of(b),
-        );
-    }
-
     /// The b-array: bucket → node, `None` for a removed bucket.
     pub fn buckets(&self) -> &[Option<NodeId>] {
         &self.buckets
@@ -140,69 +119,6 @@ impl Memento {
     /// Number of removed buckets held in memory.
     pub fn removed_count(&self) -> usize {
         self.removed.len()
-    }
-
-    /// The node table (name order) behind the ids.
-    pub fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
-
-    /// Number of nodes (working buckets).
-    pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// True without nodes.
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
-    }
-
-    /// Adds `node` on the last removed bucket (or a new last bucket): only
-    /// keys it takes move.
-    pub fn with_node(&self, node: Node) -> Result<Self, Error> {
-        check_weight("memento", &node)?;
-        let (nodes, at) = self.nodes.with(node)?;
-        let mut next = self.clone();
-        next.nodes = nodes;
-        for id in next.buckets.iter_mut().flatten() {
-            *id += u32::from(*id >= at);
-        }
-        match self.last_removed.and_then(|b| self.position(b).ok()) {
-            Some(i) => {
-                let restored = next.removed.remove(i);
-                next.last_removed = restored.previous;
-                next.buckets[restored.bucket as usize] = Some(at);
-            }
-            None => next.buckets.push(Some(at)),
-        }
-        Ok(next)
-    }
-
-    /// Removes the node called `name`, wherever it is: only its keys move.
-    pub fn without_node(&self, name: &str) -> Result<Self, Error> {
-        let (nodes, at) = self.nodes.without(name)?;
-        let Some(b) = self.buckets.iter().position(|&id| id == Some(at)) else {
-            return Err(Error::UnknownNode { name: name.into() });
-        };
-        let mut next = self.clone();
-        next.nodes = nodes;
-        if self.removed.is_empty() && b + 1 == self.buckets.len() {
-            next.buckets.pop();
-        } else {
-            let removal = Removal {
-                bucket: b as u32,
-                replacer: next.nodes.len() as u32,
-                previous: self.last_removed,
-            };
-            let i = self.position(removal.bucket).unwrap_or_else(|i| i);
-            next.removed.insert(i, removal);
-            next.last_removed = Some(removal.bucket);
-            next.buckets[b] = None;
-        }
-        for id in next.buckets.iter_mut().flatten() {
-            *id -= u32::from(*id > at);
-        }
-        Ok(next)
     }
 
     /// The replacer of `bucket` if it was removed.
@@ -230,13 +146,90 @@ fn rehash(hash: u64, bucket: u32) -> u64 {
 }
 
 impl Placement for Memento {
-    delegate_lookups!(Memento);
-
-    fn with_node(&self, node: Node) -> Result<Self, Error> {
-        Memento::with_node(self, node)
+    /// The node that owns `hash`.
+    #[inline]
+    fn owner(&self, hash: u64) -> Option<NodeId> {
+        self.bucket(hash).and_then(|b| self.node_of(b))
     }
 
+    /// Up to `n` distinct nodes for `hash`, the owner first; the order is
+    /// [`crate::Jump`]'s, with Memento lookups and the fallback skipping
+    /// removed buckets.
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        let want = n.min(self.nodes.len());
+        let size = self.buckets.len() as u32;
+        replica_draws(
+            hash,
+            want,
+            size,
+            out,
+            |h| self.bucket(h),
+            |b| self.node_of(b),
+        );
+    }
+
+    /// The node table (name order) behind the ids.
+    fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    /// The b-array and the removed buckets.
+    fn heap_bytes(&self) -> usize {
+        self.buckets.capacity() * std::mem::size_of::<Option<NodeId>>()
+            + self.removed.capacity() * std::mem::size_of::<Removal>()
+    }
+
+    /// Adds `node` on the last removed bucket (or a new last bucket): only
+    /// keys it takes move.
+    fn with_node(&self, node: Node) -> Result<Self, Error> {
+        check_weight("memento", &node)?;
+        let (nodes, at) = self.nodes.with(node)?;
+        let mut next = self.clone();
+        next.nodes = nodes;
+        for id in next.buckets.iter_mut().flatten() {
+            *id += u32::from(*id >= at);
+        }
+        match self.last_removed.and_then(|b| self.position(b).ok()) {
+            Some(i) => {
+                let restored = next.removed.remove(i);
+                next.last_removed = restored.previous;
+                next.buckets[restored.bucket as usize] = Some(at);
+            }
+            None => next.buckets.push(Some(at)),
+        }
+        Ok(next)
+    }
+
+    /// Removes the node called `name`, wherever it is: only its keys move.
     fn without_node(&self, name: &str) -> Result<Self, Error> {
-        Memento::without_node(self, name)
+        let (nodes, at) = self.nodes.without(name)?;
+        let Some(b) = self.buckets.iter().position(|&id| id == Some(at)) else {
+            return Err(Error::UnknownNode { name: name.into() });
+        };
+        let mut next = self.clone();
+        next.nodes = nodes;
+        if self.removed.is_empty() && b + 1 == self.buckets.len() {
+            next.buckets.pop();
+        } else {
+            let removal = Removal {
+                bucket: b as u32,
+                replacer: next.nodes.len() as u32,
+                previous: self.last_removed,
+            };
+            let i = self.position(removal.bucket).unwrap_or_else(|i| i);
+            next.removed.insert(i, removal);
+            next.last_removed = Some(removal.bucket);
+            next.buckets[b] = None;
+        }
+        for id in next.buckets.iter_mut().flatten() {
+            *id -= u32::from(*id > at);
+        }
+        Ok(next)
+    }
+}
+
+impl Registered for Memento {
+    fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
+        Self::new(nodes)
     }
 }

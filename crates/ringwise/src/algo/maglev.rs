@@ -41,8 +41,9 @@
 //! count (every node claims a slot in round 1) and at most 2^24.
 
 use crate::Error;
+use crate::algo::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::{Placement, delegate_lookups};
+use crate::placement::Placement;
 
 mod fill;
 
@@ -92,9 +93,16 @@ impl Maglev {
         })
     }
 
+    /// The number of slots, `M`.
+    pub fn table_size(&self) -> u64 {
+        self.table_size
+    }
+}
+
+impl Placement for Maglev {
     /// `table[hash mod M]`; `None` only without nodes.
     #[inline]
-    pub fn owner(&self, hash: u64) -> Option<NodeId> {
+    fn owner(&self, hash: u64) -> Option<NodeId> {
         // `table_size` is a prime, never 0.
         let slot = (hash % self.table_size) as usize;
         match &self.slots {
@@ -108,7 +116,7 @@ impl Maglev {
     /// already chosen. After `8n` attempts (rare: only when asking for most
     /// of the nodes) the nodes still missing follow in name order, starting
     /// after the owner, so the answer always has `min(n, len)` distinct nodes.
-    pub fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         out.clear();
         let want = n.min(self.nodes.len());
         for attempt in 0..(want as u64).saturating_mul(RETRIES_PER_REPLICA) {
@@ -134,37 +142,17 @@ impl Maglev {
     }
 
     /// The members behind the ids.
-    pub fn nodes(&self) -> &NodeTable {
+    fn nodes(&self) -> &NodeTable {
         &self.nodes
     }
 
-    /// The number of slots, `M`.
-    pub fn table_size(&self) -> u64 {
-        self.table_size
-    }
-
-    /// Number of nodes.
-    pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// True without nodes (every lookup returns `None`).
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
-    }
-
     /// Heap bytes held by the slots (the node table aside).
-    pub fn heap_bytes(&self) -> usize {
+    fn heap_bytes(&self) -> usize {
         match &self.slots {
             Slots::Narrow(s) => s.capacity() * 2,
             Slots::Wide(s) => s.capacity() * 4,
         }
     }
-}
-
-impl Placement for Maglev {
-    delegate_lookups!(Maglev);
-
     /// Rebuilds the table with `node`; fails if `M` is below the new count.
     fn with_node(&self, node: Node) -> Result<Self, Error> {
         Self::from_table(self.nodes.with(node)?.0, self.table_size)
@@ -172,6 +160,12 @@ impl Placement for Maglev {
 
     fn without_node(&self, name: &str) -> Result<Self, Error> {
         Self::from_table(self.nodes.without(name)?.0, self.table_size)
+    }
+}
+
+impl Registered for Maglev {
+    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
+        Self::new(nodes, params.table_size)
     }
 }
 

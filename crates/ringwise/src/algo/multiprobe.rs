@@ -42,8 +42,9 @@
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 use crate::Error;
+use crate::algo::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::{Placement, delegate_lookups};
+use crate::placement::Placement;
 
 /// An immutable multi-probe placement over a node table.
 #[derive(Debug, Clone)]
@@ -91,66 +92,9 @@ impl MultiProbe {
         })
     }
 
-    /// The successor at the smallest distance over all probes; `None` only
-    /// without nodes.
-    #[inline]
-    pub fn owner(&self, hash: u64) -> Option<NodeId> {
-        if self.points.is_empty() {
-            return None;
-        }
-        (0..self.probes)
-            .map(|i| {
-                let h = probe(hash, i);
-                let at = self.successor(h);
-                (self.points[at].wrapping_sub(h), self.owners[at])
-            })
-            .min()
-            .map(|(_, id)| id)
-    }
-
-    /// Up to `n` nodes by ascending `(score, id)` (see the module docs).
-    pub fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        out.clear();
-        let want = n.min(self.points.len());
-        if want == 0 {
-            return;
-        }
-        let k = self.probes as usize;
-        let mut hashes = [0u64; Self::MAX_PROBES as usize];
-        let mut cursors = [0u32; Self::MAX_PROBES as usize];
-        for i in 0..k {
-            hashes[i] = probe(hash, i as u32);
-            cursors[i] = self.successor(hashes[i]) as u32;
-        }
-        while out.len() < want {
-            let mut best = (u64::MAX, NodeId::MAX);
-            for (h, cursor) in hashes[..k].iter().zip(&mut cursors[..k]) {
-                let at = self.next_unchosen(*cursor as usize, out);
-                *cursor = at as u32;
-                best = best.min((self.points[at].wrapping_sub(*h), self.owners[at]));
-            }
-            out.push(best.1);
-        }
-    }
-
-    /// The members behind the ids.
-    pub fn nodes(&self) -> &NodeTable {
-        &self.nodes
-    }
-
     /// Probes per key.
     pub fn probes(&self) -> u32 {
         self.probes
-    }
-
-    /// Number of nodes.
-    pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// True without nodes (every lookup returns `None`).
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
     }
 
     /// Position of the first point `>= h`, wrapping to 0 (points non-empty).
@@ -178,7 +122,57 @@ impl MultiProbe {
 }
 
 impl Placement for MultiProbe {
-    delegate_lookups!(MultiProbe);
+    /// The successor at the smallest distance over all probes; `None` only
+    /// without nodes.
+    #[inline]
+    fn owner(&self, hash: u64) -> Option<NodeId> {
+        if self.points.is_empty() {
+            return None;
+        }
+        (0..self.probes)
+            .map(|i| {
+                let h = probe(hash, i);
+                let at = self.successor(h);
+                (self.points[at].wrapping_sub(h), self.owners[at])
+            })
+            .min()
+            .map(|(_, id)| id)
+    }
+
+    /// Up to `n` nodes by ascending `(score, id)` (see the module docs).
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        out.clear();
+        let want = n.min(self.points.len());
+        if want == 0 {
+            return;
+        }
+        let k = self.probes as usize;
+        let mut hashes = [0u64; Self::MAX_PROBES as usize];
+        let mut cursors = [0u32; Self::MAX_PROBES as usize];
+        for i in 0..k {
+            hashes[i] = probe(hash, i as u32);
+            cursors[i] = self.successor(hashes[i]) as u32;
+        }
+        while out.len() < want {
+            let mut best = (u64::MAX, NodeId::MAX);
+            for (h, cursor) in hashes[..k].iter().zip(&mut cursors[..k]) {
+                let at = self.next_unchosen(*cursor as usize, out);
+                *cursor = at as u32;
+                best = best.min((self.points[at].wrapping_sub(*h), self.owners[at]));
+            }
+            out.push(best.1);
+        }
+    }
+
+    /// The members behind the ids.
+    fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    /// One point and one id per node.
+    fn heap_bytes(&self) -> usize {
+        self.points.capacity() * 8 + self.owners.capacity() * 4
+    }
 
     fn with_node(&self, node: Node) -> Result<Self, Error> {
         Self::from_table(self.nodes.with(node)?.0, self.probes)
@@ -186,6 +180,12 @@ impl Placement for MultiProbe {
 
     fn without_node(&self, name: &str) -> Result<Self, Error> {
         Self::from_table(self.nodes.without(name)?.0, self.probes)
+    }
+}
+
+impl Registered for MultiProbe {
+    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
+        Self::new(nodes, params.probes)
     }
 }
 

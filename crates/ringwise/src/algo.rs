@@ -1,0 +1,277 @@
+//! The algorithms, and the one registry that names them.
+//!
+//! Each algorithm lives in its own file under `algo/` and answers
+//! `u64 → NodeId` through [`Placement`]. The `registry!` invocation below
+//! is the only list of them: the [`Algorithm`] enum, [`Algorithm::ALL`], the
+//! names (`Display`, `FromStr`, [`Algorithm::NAMES`]), the [`AnyPlacement`]
+//! enum and its dispatch all follow from it (like twemproxy's `DIST_CODEC`
+//! X-macro). Adding an algorithm is: its module, one line here, its tests
+//! (the conformance suite runs every property over `Algorithm::ALL`).
+//!
+//! `AnyPlacement` is an enum rather than `Box<dyn Placement>` so lookups
+//! stay free of vtable calls and membership changes, which return `Self`,
+//! stay available to code that picks the algorithm at run time (a cluster
+//! file, `--algo`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::Error;
+use crate::hash::StableHash;
+use crate::node::{Node, NodeId, NodeTable};
+use crate::placement::Placement;
+
+pub(crate) mod jump;
+pub(crate) mod maglev;
+pub(crate) mod memento;
+pub(crate) mod multiprobe;
+pub(crate) mod rendezvous;
+pub(crate) mod ring;
+pub(crate) mod slots;
+
+use jump::Jump;
+use maglev::Maglev;
+use memento::Memento;
+use multiprobe::MultiProbe;
+use rendezvous::Rendezvous;
+use ring::Ring;
+use slots::Slots;
+
+/// The parameters that only some algorithms read; each ignores the rest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    /// Ring: virtual nodes per unit of weight.
+    pub vnodes: u32,
+    /// The hash of keys, and of the ring's points.
+    pub hash: StableHash,
+    /// Maglev: the lookup table size (a prime).
+    pub table_size: u64,
+    /// Multi-probe: probes per key.
+    pub probes: u32,
+}
+
+impl Params {
+    /// Every algorithm's default.
+    pub const DEFAULT: Params = Params {
+        vnodes: ring::DEFAULT_VNODES,
+        hash: StableHash::Xxh3,
+        table_size: Maglev::DEFAULT_TABLE_SIZE,
+        probes: MultiProbe::DEFAULT_PROBES,
+    };
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params::DEFAULT
+    }
+}
+
+/// What the registry needs from an algorithm: how to build it from nodes in
+/// listed order and the shared [`Params`].
+pub(crate) trait Registered: Placement + Sized {
+    /// Builds the snapshot. `nodes` are in listed order, which only the
+    /// join-order algorithms (jump, memento) read.
+    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error>;
+
+    /// The key hash when a cluster names none.
+    fn default_hash() -> StableHash {
+        StableHash::default()
+    }
+}
+
+/// Declares every algorithm once: `/// doc` then `Variant(Type) = "name";`.
+macro_rules! registry {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty) = $name:literal;)+) => {
+        /// Which placement algorithm a cluster uses.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum Algorithm {
+            $($(#[$doc])* $variant,)+
+        }
+
+        /// A placement snapshot of any built-in algorithm.
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum AnyPlacement {
+            $($(#[$doc])* $variant($ty),)+
+        }
+
+        impl Algorithm {
+            /// Every built-in algorithm, in documentation order.
+            pub const ALL: &'static [Algorithm] = &[$(Algorithm::$variant,)+];
+
+            /// Their names, in the same order.
+            pub const NAMES: &'static [&'static str] = &[$($name,)+];
+
+            /// The stable name (`ring`, `jump`, ...), as in cluster files.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Algorithm::$variant => $name,)+
+                }
+            }
+
+            /// The key hash used when a cluster names none: `xxh3`, except
+            /// for `slots`, whose keys go through Redis's CRC16 with tags.
+            pub fn default_hash(self) -> StableHash {
+                match self {
+                    $(Algorithm::$variant => <$ty as Registered>::default_hash(),)+
+                }
+            }
+        }
+
+        impl AnyPlacement {
+            /// Builds `algorithm` over `nodes`. Their order matters only to
+            /// jump and memento, whose buckets follow it (join order).
+            pub fn build(
+                algorithm: Algorithm,
+                nodes: Vec<Node>,
+                params: &Params,
+            ) -> Result<Self, Error> {
+                Ok(match algorithm {
+                    $(Algorithm::$variant => {
+                        AnyPlacement::$variant(<$ty as Registered>::build(nodes, params)?)
+                    })+
+                })
+            }
+
+            /// The algorithm of this snapshot.
+            pub fn algorithm(&self) -> Algorithm {
+                match self {
+                    $(AnyPlacement::$variant(_) => Algorithm::$variant,)+
+                }
+            }
+        }
+
+        impl Placement for AnyPlacement {
+            #[inline]
+            fn owner(&self, hash: u64) -> Option<NodeId> {
+                match self {
+                    $(AnyPlacement::$variant(p) => p.owner(hash),)+
+                }
+            }
+
+            fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+                match self {
+                    $(AnyPlacement::$variant(p) => p.replicas_into(hash, n, out),)+
+                }
+            }
+
+            fn nodes(&self) -> &NodeTable {
+                match self {
+                    $(AnyPlacement::$variant(p) => p.nodes(),)+
+                }
+            }
+
+            fn owners_into(&self, hashes: &[u64], out: &mut Vec<NodeId>) {
+                match self {
+                    $(AnyPlacement::$variant(p) => p.owners_into(hashes, out),)+
+                }
+            }
+
+            fn heap_bytes(&self) -> usize {
+                match self {
+                    $(AnyPlacement::$variant(p) => p.heap_bytes(),)+
+                }
+            }
+
+            fn with_node(&self, node: Node) -> Result<Self, Error> {
+                match self {
+                    $(AnyPlacement::$variant(p) => p.with_node(node).map(AnyPlacement::$variant),)+
+                }
+            }
+
+            fn without_node(&self, name: &str) -> Result<Self, Error> {
+                match self {
+                    $(AnyPlacement::$variant(p) => {
+                        p.without_node(name).map(AnyPlacement::$variant)
+                    })+
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    /// [`crate::Ring`]: the Karger ring with virtual nodes (the default).
+    Ring(Ring) = "ring";
+    /// [`crate::Rendezvous`]: weighted highest random weight.
+    Rendezvous(Rendezvous) = "rendezvous";
+    /// [`crate::Jump`]: Lamping & Veach; buckets in join order.
+    Jump(Jump) = "jump";
+    /// [`crate::Memento`]: jump plus a table of removed buckets.
+    Memento(Memento) = "memento";
+    /// [`crate::Maglev`]: Google's lookup table, Envoy's weighted fill.
+    Maglev(Maglev) = "maglev";
+    /// [`crate::MultiProbe`]: one point per node, k probes per key.
+    MultiProbe(MultiProbe) = "multiprobe";
+    /// [`crate::Slots`]: Redis Cluster's 16384 hash slots.
+    Slots(Slots) = "slots";
+}
+
+impl AnyPlacement {
+    /// The ring, when this is one (for ring-only views such as exact arcs
+    /// and zone-aware replicas). Ask once, not per key.
+    pub fn as_ring(&self) -> Option<&Ring> {
+        match self {
+            AnyPlacement::Ring(ring) => Some(ring),
+            _ => None,
+        }
+    }
+}
+
+/// The first algorithm of the registry, the ring.
+impl Default for Algorithm {
+    fn default() -> Self {
+        Algorithm::ALL[0]
+    }
+}
+
+impl FromStr for Algorithm {
+    type Err = Error;
+
+    fn from_str(name: &str) -> Result<Self, Error> {
+        Algorithm::ALL
+            .iter()
+            .copied()
+            .find(|a| a.name() == name)
+            .ok_or_else(|| Error::UnknownAlgorithm {
+                name: name.into(),
+                known: Algorithm::NAMES,
+            })
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_match_all() {
+        assert_eq!(Algorithm::ALL.len(), Algorithm::NAMES.len());
+        for (&a, &name) in Algorithm::ALL.iter().zip(Algorithm::NAMES) {
+            assert_eq!(a.name(), name);
+            assert_eq!(name.parse::<Algorithm>(), Ok(a));
+            assert_eq!(a.to_string(), name);
+        }
+        assert!(matches!(
+            "ketama?".parse::<Algorithm>(),
+            Err(Error::UnknownAlgorithm { .. })
+        ));
+    }
+
+    #[test]
+    fn every_algorithm_builds_and_reports_itself() {
+        let nodes: Vec<Node> = ["a", "b", "c"].map(Node::new).into();
+        for &a in Algorithm::ALL {
+            let p = AnyPlacement::build(a, nodes.clone(), &Params::DEFAULT).expect("builds");
+            assert_eq!(p.algorithm(), a);
+            assert_eq!(p.len(), 3);
+        }
+    }
+}

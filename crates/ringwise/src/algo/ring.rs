@@ -1,0 +1,637 @@
+//! `Ring`: the Karger ring with virtual nodes (the seed recipe), built from
+//! points.
+//!
+//! Paper: Karger, Lehman, Leighton, Panigrahy, Levine, Lewin, "Consistent
+//! Hashing and Random Trees", STOC 1997; virtual nodes and replica lists as in
+//! DeCandia et al., "Dynamo", SOSP 2007.
+//!
+//! How it works: every node has points on a circle of `2^64` hashes; a key
+//! belongs to the node of the first point `>=` its hash, wrapping past the
+//! largest point to the first. Where the points come from is the ring's
+//! [`PointScheme`] (`ring/points.rs`): by default [`Vnodes`], node `N` of
+//! weight `w` at `hash("N#0")`, `hash("N#1")`, ... for `round(vnodes·w)`
+//! points. Equal points rank by the ring's [`Tie`] rule, by default node
+//! name, so ties never depend on insertion order. With the `md5` hash and
+//! integer weights this is the Python `ConsistentHashRing` of the seed
+//! article bit for bit: its list of `(point, name)` tuples sorts exactly like
+//! our `(point, id)` pairs because ids are assigned in name order (Python
+//! compares `str` by code point, which is UTF-8 byte order).
+//!
+//! A node's [`Vnodes`] points depend only on its own name and weight, so
+//! adding a node moves keys only to it and removing one moves only its keys
+//! (monotonicity).
+//!
+//! Cost: `P` points take 12 bytes each (`u64` point + `u32` owner, packed)
+//! plus a bucket index of at most 4 bytes per point. `owner` reads one index
+//! entry and searches a bucket of one or two entries: O(1) expected.
+//! Building sorts by bucket in O(P); adding or removing a node merges sorted
+//! lists in O(P) without rehashing anyone else.
+//!
+//! Quirks: weights are rounded to whole points, so a weight below
+//! `0.5 / vnodes` still gets one point. Replica walks are O(points visited),
+//! which is small unless a node with very few points is asked for.
+
+use crate::algo::{Params, Registered};
+use crate::hash::{KeyHasher, StableHash};
+use crate::node::{Node, NodeId, NodeTable};
+use crate::placement::Placement;
+use crate::{Error, MAX_POINTS};
+
+mod index;
+mod points;
+mod stats;
+
+pub use points::{DEFAULT_VNODES, Explicit, PointScheme, Vnodes, point_count};
+pub use stats::{NodeStats, RingStats};
+
+use index::{BucketIndex, Entry};
+
+/// How equal points rank: the first in this order owns the hashes up to
+/// the point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Tie {
+    /// By node name (bytes): independent of input order. The seed recipe's.
+    #[default]
+    ByName,
+    /// The node listed first wins (libmemcached's order).
+    FirstListed,
+    /// The node listed (added) last wins (uhashring's dict overwrite).
+    LastListed,
+}
+
+/// An immutable ring. Build it with [`Ring::builder`]; change membership
+/// with [`Placement::with_node`] / [`Placement::without_node`], which return
+/// new snapshots.
+#[derive(Debug, Clone)]
+pub struct Ring<S = Vnodes> {
+    scheme: S,
+    tie: Tie,
+    nodes: NodeTable,
+    /// Listed position of each id (the builder's order, then join order);
+    /// read only by list-order ties.
+    listed: Vec<u32>,
+    /// Sorted by `(point, tie rank of owner)`.
+    entries: Vec<Entry>,
+    index: BucketIndex,
+}
+
+/// Collects the scheme, tie rule and nodes of a [`Ring`]; nothing is
+/// checked until [`RingBuilder::build`].
+#[derive(Debug, Clone)]
+pub struct RingBuilder<S = Vnodes> {
+    scheme: S,
+    tie: Tie,
+    nodes: Vec<(Node, Option<Vec<u64>>)>,
+}
+
+impl Ring {
+    /// A builder with the defaults: [`Vnodes`] of `xxh3` with
+    /// [`DEFAULT_VNODES`], ties by name, no nodes.
+    pub fn builder() -> RingBuilder {
+        RingBuilder {
+            scheme: Vnodes::unchecked(DEFAULT_VNODES, StableHash::default()),
+            tie: Tie::ByName,
+            nodes: Vec::new(),
+        }
+    }
+}
+
+impl<H: KeyHasher> RingBuilder<Vnodes<H>> {
+    /// Hashes the point texts `"name#i"` with `hasher` (keys go through
+    /// [`crate::Keyed`]; give it the same hash for the seed recipe).
+    pub fn hasher<H2: KeyHasher>(self, hasher: H2) -> RingBuilder<Vnodes<H2>> {
+        RingBuilder {
+            scheme: self.scheme.with_hasher(hasher),
+            tie: self.tie,
+            nodes: self.nodes,
+        }
+    }
+
+    /// Virtual nodes per unit of weight.
+    pub fn vnodes(mut self, vnodes: u32) -> Self {
+        self.scheme.set_vnodes(vnodes);
+        self
+    }
+}
+
+impl<S: PointScheme> RingBuilder<S> {
+    /// Makes points with another scheme.
+    pub fn scheme<S2: PointScheme>(self, scheme: S2) -> RingBuilder<S2> {
+        RingBuilder {
+            scheme,
+            tie: self.tie,
+            nodes: self.nodes,
+        }
+    }
+
+    /// How equal points rank.
+    pub fn tie(mut self, tie: Tie) -> Self {
+        self.tie = tie;
+        self
+    }
+
+    /// Adds one node; the scheme makes its points.
+    pub fn node(mut self, node: Node) -> Self {
+        self.nodes.push((node, None));
+        self
+    }
+
+    /// Adds nodes; the scheme makes their points.
+    pub fn nodes(mut self, nodes: impl IntoIterator<Item = Node>) -> Self {
+        self.nodes.extend(nodes.into_iter().map(|n| (n, None)));
+        self
+    }
+
+    /// Adds a node with exactly these points (any order, repeats allowed).
+    pub fn node_points(mut self, node: Node, points: impl IntoIterator<Item = u64>) -> Self {
+        self.nodes.push((node, Some(points.into_iter().collect())));
+        self
+    }
+
+    /// Validates everything and builds the ring. O(P) expected.
+    pub fn build(self) -> Result<Ring<S>, Error> {
+        self.scheme.validate()?;
+        let order: Vec<Node> = self.nodes.iter().map(|(n, _)| n.clone()).collect();
+        let nodes = NodeTable::new(order.iter().cloned())?;
+        let listed = listed_positions(&nodes, &order);
+        let mut given: Vec<Option<Vec<u64>>> = vec![None; nodes.len()];
+        for (node, points) in self.nodes {
+            if let Some(id) = nodes.id(&node.name) {
+                given[id as usize] = points;
+            }
+        }
+        let entries = generate(&self.scheme, &nodes, |id| given[id as usize].take())?;
+        Ok(Ring::assemble(
+            self.scheme,
+            self.tie,
+            nodes,
+            listed,
+            entries,
+        ))
+    }
+}
+
+impl<S: PointScheme> Ring<S> {
+    /// Builds a ring over an already validated node table, every node's
+    /// points made by `scheme`, ties by name. O(P) expected.
+    pub fn from_table(nodes: NodeTable, scheme: S) -> Result<Self, Error> {
+        scheme.validate()?;
+        let entries = generate(&scheme, &nodes, |_| None)?;
+        let listed = (0..nodes.len() as u32).collect();
+        Ok(Ring::assemble(scheme, Tie::ByName, nodes, listed, entries))
+    }
+
+    /// A new snapshot with `node` added at exactly `points`; like
+    /// [`Placement::with_node`] for rings whose points are given, e.g.
+    /// [`Explicit`] ones. O(P).
+    pub fn with_node_points(
+        &self,
+        node: Node,
+        points: impl IntoIterator<Item = u64>,
+    ) -> Result<Self, Error> {
+        self.insert(node, Some(points.into_iter().collect()))
+    }
+
+    /// Sorts `entries` (owners are ids) by point and tie rank, and indexes
+    /// them.
+    fn assemble(
+        scheme: S,
+        tie: Tie,
+        nodes: NodeTable,
+        listed: Vec<u32>,
+        entries: Vec<Entry>,
+    ) -> Self {
+        let ranks = tie_ranks(tie, &listed);
+        let (entries, index) = match &ranks {
+            None => index::sort_entries(entries),
+            Some((rank, id_of)) => {
+                let by_rank = entries
+                    .into_iter()
+                    .map(|e| e.with_owner(rank[e.owner as usize]));
+                let (sorted, index) = index::sort_entries(by_rank.collect());
+                let by_id = sorted
+                    .into_iter()
+                    .map(|e| e.with_owner(id_of[e.owner as usize]));
+                (by_id.collect(), index)
+            }
+        };
+        Ring {
+            scheme,
+            tie,
+            nodes,
+            listed,
+            entries,
+            index,
+        }
+    }
+
+    fn insert(&self, node: Node, given: Option<Vec<u64>>) -> Result<Self, Error> {
+        let (nodes, at) = self.nodes.with(node)?;
+        let mut listed: Vec<u32> = self.listed.clone();
+        listed.insert(at as usize, self.nodes.len() as u32);
+        if !self.scheme.independent() {
+            // Everyone's points may change: make them all again.
+            let mut given = given;
+            let entries = generate(&self.scheme, &nodes, |id| {
+                if id == at { given.take() } else { None }
+            })?;
+            return Ok(Ring::assemble(
+                self.scheme.clone(),
+                self.tie,
+                nodes,
+                listed,
+                entries,
+            ));
+        }
+        let mut fresh = match given {
+            Some(points) => points,
+            None => {
+                let node = nodes.get(at).ok_or(Error::UnknownNode {
+                    name: String::new(),
+                })?;
+                let mut points = Vec::new();
+                check_total(self.entries.len() as u64 + self.scheme.count(node, &nodes)?)?;
+                self.scheme.points(node, &nodes, &mut points)?;
+                points
+            }
+        };
+        check_total(self.entries.len() as u64 + fresh.len() as u64)?;
+        fresh.sort_unstable();
+        let shift = |e: &Entry| e.with_owner(e.owner + u32::from(e.owner >= at));
+        if self.tie != Tie::ByName {
+            let mut entries: Vec<Entry> = self.entries.iter().map(shift).collect();
+            entries.extend(fresh.iter().map(|&point| Entry { point, owner: at }));
+            return Ok(Ring::assemble(
+                self.scheme.clone(),
+                self.tie,
+                nodes,
+                listed,
+                entries,
+            ));
+        }
+        let fresh: Vec<Entry> = fresh
+            .into_iter()
+            .map(|point| Entry { point, owner: at })
+            .collect();
+        let entries = merge(&self.entries, &fresh, shift);
+        let changed: Vec<u64> = fresh.iter().map(|e| e.point).collect();
+        let index = self.index.adjusted(&entries, &changed, true);
+        Ok(self.snapshot(nodes, listed, entries, index))
+    }
+
+    fn remove(&self, name: &str) -> Result<Self, Error> {
+        let (nodes, at) = self.nodes.without(name)?;
+        let mut listed = self.listed.clone();
+        let gone = listed.remove(at as usize);
+        for position in &mut listed {
+            *position -= u32::from(*position > gone);
+        }
+        if !self.scheme.independent() {
+            let entries = generate(&self.scheme, &nodes, |_| None)?;
+            return Ok(Ring::assemble(
+                self.scheme.clone(),
+                self.tie,
+                nodes,
+                listed,
+                entries,
+            ));
+        }
+        let mut entries = Vec::with_capacity(self.entries.len());
+        let mut changed = Vec::new();
+        for e in &self.entries {
+            if e.owner == at {
+                changed.push(e.point);
+            } else {
+                // Ids above the removed node's shift down by one; the order
+                // of the others, ties included, does not change.
+                entries.push(e.with_owner(e.owner - u32::from(e.owner > at)));
+            }
+        }
+        let index = self.index.adjusted(&entries, &changed, false);
+        Ok(self.snapshot(nodes, listed, entries, index))
+    }
+
+    fn snapshot(
+        &self,
+        nodes: NodeTable,
+        listed: Vec<u32>,
+        entries: Vec<Entry>,
+        index: BucketIndex,
+    ) -> Self {
+        Ring {
+            scheme: self.scheme.clone(),
+            tie: self.tie,
+            nodes,
+            listed,
+            entries,
+            index,
+        }
+    }
+}
+
+impl<S> Ring<S> {
+    /// How this ring makes points.
+    pub fn scheme(&self) -> &S {
+        &self.scheme
+    }
+
+    /// How equal points rank.
+    pub fn tie(&self) -> Tie {
+        self.tie
+    }
+
+    /// Number of points on the ring.
+    pub fn point_count(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// `(point, owner)` in ring order.
+    pub fn iter(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (u64, NodeId)> + ExactSizeIterator + Clone + '_ {
+        self.entries.iter().map(|e| (e.point, e.owner))
+    }
+
+    /// Points per node, exact ownership shares and their spread. O(P + N).
+    pub fn stats(&self) -> RingStats {
+        RingStats::new(&self.nodes, self.iter())
+    }
+
+    /// Like [`Placement::replicas_into`], but first takes nodes from zones
+    /// not used yet (clockwise), and only when every zone is used fills the
+    /// rest with the remaining nodes in clockwise order. Nodes without a
+    /// zone count as zones of their own, so without zones this equals
+    /// `replicas_into`. O(points visited · n).
+    pub fn zoned_replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        out.clear();
+        let Some(start) = self.successor(hash) else {
+            return;
+        };
+        let want = n.min(self.nodes.len());
+        let distinct_zones = want.min(self.nodes.zone_count());
+        for owner in self.clockwise(start) {
+            if out.len() == distinct_zones {
+                break;
+            }
+            let zone = self.nodes.zone_of(owner);
+            if !out.iter().any(|&o| self.nodes.zone_of(o) == zone) {
+                out.push(owner);
+            }
+        }
+        self.fill_clockwise(start, want, out);
+    }
+
+    /// Index of the first point `>= hash`, wrapping to 0.
+    #[inline]
+    fn successor(&self, hash: u64) -> Option<usize> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let i = self.index.lower_bound(&self.entries, hash);
+        Some(if i == self.entries.len() { 0 } else { i })
+    }
+
+    /// Owners from `start` once around the ring.
+    fn clockwise(&self, start: usize) -> impl Iterator<Item = NodeId> + '_ {
+        let (before, after) = self.entries.split_at(start);
+        after.iter().chain(before).map(|e| e.owner)
+    }
+
+    /// Appends nodes not in `out` clockwise from `start` until it has `want`.
+    fn fill_clockwise(&self, start: usize, want: usize, out: &mut Vec<NodeId>) {
+        for owner in self.clockwise(start) {
+            if out.len() == want {
+                break;
+            }
+            if !out.contains(&owner) {
+                out.push(owner);
+            }
+        }
+    }
+}
+
+impl<S: PointScheme> Placement for Ring<S> {
+    /// The owner of the first point `>= hash`, wrapping. O(1) expected.
+    #[inline]
+    fn owner(&self, hash: u64) -> Option<NodeId> {
+        self.successor(hash).map(|i| self.entries[i].owner)
+    }
+
+    /// The first `n` distinct nodes clockwise from `hash` (Dynamo's
+    /// preference list, the seed's `get_nodes`). O(points visited · n).
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        out.clear();
+        if let Some(start) = self.successor(hash) {
+            self.fill_clockwise(start, n.min(self.nodes.len()), out);
+        }
+    }
+
+    fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    /// Ascending hashes are swept in one pass over the points, several
+    /// times faster than one lookup each; any order is correct. O(len).
+    fn owners_into(&self, hashes: &[u64], out: &mut Vec<NodeId>) {
+        out.clear();
+        if self.entries.is_empty() {
+            return;
+        }
+        out.reserve(hashes.len());
+        let len = self.entries.len();
+        let (mut i, mut previous) = (0, 0);
+        for &hash in hashes {
+            if hash < previous {
+                i = self.index.lower_bound(&self.entries, hash);
+            } else {
+                // Step forward while few points lie between two hashes; jump
+                // through the index when many do.
+                let mut steps = 0;
+                while i < len && self.entries[i].point < hash {
+                    i += 1;
+                    steps += 1;
+                    if steps == 8 {
+                        i = self.index.lower_bound(&self.entries, hash);
+                        break;
+                    }
+                }
+            }
+            previous = hash;
+            out.push(self.entries[if i == len { 0 } else { i }].owner);
+        }
+    }
+
+    /// 12 bytes per point plus the bucket index (at most 4 per point).
+    fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry>()
+            + self.index.heap_bytes()
+            + self.listed.capacity() * 4
+    }
+
+    /// Other nodes keep every point, so the only keys that move are those
+    /// the new node takes. O(P).
+    fn with_node(&self, node: Node) -> Result<Self, Error> {
+        self.insert(node, None)
+    }
+
+    /// Only the node's keys move, to the next point clockwise of each of
+    /// its points. O(P).
+    fn without_node(&self, name: &str) -> Result<Self, Error> {
+        self.remove(name)
+    }
+}
+
+impl Registered for Ring {
+    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
+        let scheme = Vnodes::new(params.vnodes, params.hash)?;
+        Ring::from_table(NodeTable::new(nodes)?, scheme)
+    }
+}
+
+/// Every node's points as `(point, id)` entries: `given(id)` where it has
+/// them, the scheme's otherwise. Refuses more than [`MAX_POINTS`] before
+/// making any.
+fn generate<S: PointScheme>(
+    scheme: &S,
+    nodes: &NodeTable,
+    mut given: impl FnMut(NodeId) -> Option<Vec<u64>>,
+) -> Result<Vec<Entry>, Error> {
+    let mut lists: Vec<Option<Vec<u64>>> = Vec::with_capacity(nodes.len());
+    let mut total = 0u64;
+    for (id, node) in nodes.iter().enumerate() {
+        let list = given(id as NodeId);
+        let count = match &list {
+            Some(points) => points.len() as u64,
+            None => scheme.count(node, nodes)?,
+        };
+        total = total.saturating_add(count);
+        lists.push(list);
+    }
+    check_total(total)?;
+    let mut entries = Vec::with_capacity(total as usize);
+    let mut scratch = Vec::new();
+    for ((id, node), list) in nodes.iter().enumerate().zip(lists) {
+        let points = match list {
+            Some(points) => points,
+            None => {
+                scratch.clear();
+                scheme.points(node, nodes, &mut scratch)?;
+                std::mem::take(&mut scratch)
+            }
+        };
+        let owner = id as NodeId;
+        entries.extend(points.iter().map(|&point| Entry { point, owner }));
+        scratch = points;
+    }
+    Ok(entries)
+}
+
+fn check_total(points: u64) -> Result<(), Error> {
+    if points > MAX_POINTS {
+        return Err(Error::TooManyPoints { points });
+    }
+    Ok(())
+}
+
+/// The position of each id (name order) in the listed `order`.
+fn listed_positions(nodes: &NodeTable, order: &[Node]) -> Vec<u32> {
+    let mut listed = vec![0; nodes.len()];
+    for (position, node) in order.iter().enumerate() {
+        if let Some(id) = nodes.id(&node.name) {
+            listed[id as usize] = position as u32;
+        }
+    }
+    listed
+}
+
+/// For list-order ties: each id's rank (smaller wins a tie) and the id of
+/// each rank. `None` for ties by name, where the rank is the id.
+fn tie_ranks(tie: Tie, listed: &[u32]) -> Option<(Vec<u32>, Vec<NodeId>)> {
+    let last = listed.len() as u32;
+    let rank: Vec<u32> = match tie {
+        Tie::ByName => return None,
+        Tie::FirstListed => listed.to_vec(),
+        Tie::LastListed => listed.iter().map(|&p| last - 1 - p).collect(),
+    };
+    let mut id_of = vec![0; rank.len()];
+    for (id, &r) in rank.iter().enumerate() {
+        id_of[r as usize] = id as NodeId;
+    }
+    Some((rank, id_of))
+}
+
+/// Merges the old entries (mapped to new ids by `shift`) with the new
+/// node's sorted `fresh` ones in O(P); the runs of old entries between two
+/// new ones are copied whole.
+fn merge(old: &[Entry], fresh: &[Entry], shift: impl Fn(&Entry) -> Entry) -> Vec<Entry> {
+    let mut out = Vec::with_capacity(old.len() + fresh.len());
+    let mut rest = old;
+    for new in fresh {
+        // Runs average P / added entries: a forward scan beats a binary
+        // search that jumps across the whole remaining array.
+        let run = rest.iter().take_while(|e| shift(e) < *new).count();
+        out.extend(rest[..run].iter().map(&shift));
+        out.push(*new);
+        rest = &rest[run..];
+    }
+    out.extend(rest.iter().map(shift));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring(tie: Tie, nodes: &[(&str, &[u64])]) -> Ring<Explicit> {
+        let builder = Ring::builder().scheme(Explicit).tie(tie);
+        let builder = nodes.iter().fold(builder, |b, (name, points)| {
+            b.node_points(Node::new(*name), points.iter().copied())
+        });
+        builder.build().expect("valid")
+    }
+
+    #[test]
+    fn empty_ring_answers_none() {
+        let ring = Ring::builder().build().expect("empty ring");
+        assert_eq!(ring.owner(0), None);
+        let mut out = vec![7];
+        ring.replicas_into(1, 3, &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn ties_follow_the_rule() {
+        // "b" is listed first; both own point 10.
+        let listed = [("b", &[10u64][..]), ("a", &[10, 50][..])];
+        fn name(r: &Ring<Explicit>, h: u64) -> Option<&str> {
+            r.owner(h).and_then(|id| r.nodes().name(id))
+        }
+        assert_eq!(name(&ring(Tie::ByName, &listed), 5), Some("a"));
+        assert_eq!(name(&ring(Tie::FirstListed, &listed), 5), Some("b"));
+        assert_eq!(name(&ring(Tie::LastListed, &listed), 5), Some("a"));
+        // A joining node is listed last.
+        let first = ring(Tie::FirstListed, &listed);
+        let joined = first.with_node_points(Node::new("0"), [10]).expect("joins");
+        assert_eq!(name(&joined, 5), Some("b"));
+        let last = ring(Tie::LastListed, &listed);
+        let joined = last.with_node_points(Node::new("0"), [10]).expect("joins");
+        assert_eq!(name(&joined, 5), Some("0"));
+        assert_eq!(
+            name(&joined.without_node("0").expect("leaves"), 5),
+            Some("a")
+        );
+    }
+
+    #[test]
+    fn explicit_rings_need_points() {
+        let r = ring(Tie::ByName, &[("a", &[1, 2])]);
+        assert!(matches!(
+            r.with_node(Node::new("b")),
+            Err(Error::Unsupported { .. })
+        ));
+        let r = r.with_node_points(Node::new("b"), [3]).expect("joins");
+        assert_eq!(r.owner(3), r.nodes().id("b"));
+        assert_eq!(r.owner(4), r.nodes().id("a"));
+    }
+}

@@ -1,0 +1,213 @@
+//! Reading a [`ClusterSpec`] from TOML, with the line and field of every
+//! error (feature `cluster-file`).
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::ClusterSpec;
+use crate::Error;
+use crate::algo::{Algorithm, Params};
+use crate::hash::StableHash;
+use crate::node::{Node, NodeTable};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCluster {
+    algorithm: Option<Spanned<String>>,
+    hash: Option<Spanned<String>>,
+    vnodes: Option<Spanned<u32>>,
+    table_size: Option<Spanned<u64>>,
+    probes: Option<Spanned<u32>>,
+    epsilon: Option<Spanned<f64>>,
+    secret: Option<Spanned<String>>,
+    nodes: Spanned<Vec<RawNode>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNode {
+    name: Spanned<String>,
+    weight: Option<Spanned<f64>>,
+    zone: Option<Spanned<String>>,
+}
+
+impl ClusterSpec {
+    /// Parses and validates a cluster file. Nothing is built on error.
+    pub fn from_toml(text: &str) -> Result<Self, Error> {
+        let at = |span: std::ops::Range<usize>, field: &str, error: Error| {
+            let message = match error {
+                Error::ClusterFile { message, .. } => message,
+                other => other.to_string(),
+            };
+            Error::ClusterFile {
+                line: Some(line_of(text, span.start)),
+                field: Some(field.to_owned()),
+                message,
+            }
+        };
+        let raw: RawCluster = toml::from_str(text).map_err(|e| Error::ClusterFile {
+            line: e.span().map(|s| line_of(text, s.start)),
+            field: None,
+            message: e.message().trim().to_owned(),
+        })?;
+        let algorithm = match &raw.algorithm {
+            Some(a) => a
+                .get_ref()
+                .parse()
+                .map_err(|e| at(a.span(), "algorithm", e))?,
+            None => Algorithm::default(),
+        };
+        let hash = parse_hash(&raw, algorithm).map_err(|(span, field, e)| at(span, field, e))?;
+        let vnodes = match &raw.vnodes {
+            Some(v) if *v.get_ref() == 0 || *v.get_ref() > crate::MAX_VNODES => {
+                let e = Error::InvalidVnodes {
+                    vnodes: (*v.get_ref()).into(),
+                };
+                return Err(at(v.span(), "vnodes", e));
+            }
+            Some(v) => *v.get_ref(),
+            None => Params::DEFAULT.vnodes,
+        };
+        if raw.nodes.get_ref().is_empty() {
+            let e = Error::ClusterFile {
+                line: None,
+                field: None,
+                message: "the cluster has no nodes: add at least one [[nodes]] table".into(),
+            };
+            return Err(at(raw.nodes.span(), "nodes", e));
+        }
+        if let Some(e) = &raw.epsilon
+            && !(e.get_ref().is_finite() && *e.get_ref() > 0.0)
+        {
+            let e = Error::ClusterFile {
+                line: None,
+                field: None,
+                message: format!(
+                    "epsilon = {} must be a number above 0 (0.25 = at most 1.25x the fair share)",
+                    e.get_ref()
+                ),
+            };
+            return Err(at(
+                raw.epsilon.as_ref().map_or(0..0, Spanned::span),
+                "epsilon",
+                e,
+            ));
+        }
+        let mut nodes = Vec::with_capacity(raw.nodes.get_ref().len());
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for raw_node in raw.nodes.get_ref() {
+            let name = &raw_node.name;
+            let node = Node {
+                name: name.get_ref().clone(),
+                weight: raw_node.weight.as_ref().map_or(1.0, |w| *w.get_ref()),
+                zone: raw_node.zone.as_ref().map(|z| z.get_ref().clone()),
+            };
+            if let Err(e) = node.validate() {
+                let (span, field) = match e {
+                    Error::InvalidWeight { .. } => {
+                        (raw_node.weight.as_ref().map(Spanned::span), "weight")
+                    }
+                    Error::InvalidZone { .. } => {
+                        (raw_node.zone.as_ref().map(Spanned::span), "zone")
+                    }
+                    _ => (None, "name"),
+                };
+                return Err(at(span.unwrap_or_else(|| name.span()), field, e));
+            }
+            let line = line_of(text, name.span().start);
+            if let Some(first) = seen.insert(name.get_ref(), line) {
+                let e = Error::ClusterFile {
+                    line: None,
+                    field: None,
+                    message: format!(
+                        "duplicate node {:?} (first defined on line {first}): \
+                         every node needs a unique name",
+                        name.get_ref()
+                    ),
+                };
+                return Err(at(name.span(), "name", e));
+            }
+            nodes.push(node);
+        }
+        let params = Params {
+            hash,
+            vnodes,
+            table_size: raw
+                .table_size
+                .as_ref()
+                .map_or(Params::DEFAULT.table_size, |t| *t.get_ref()),
+            probes: raw
+                .probes
+                .as_ref()
+                .map_or(Params::DEFAULT.probes, |p| *p.get_ref()),
+        };
+        let spec = ClusterSpec {
+            algorithm,
+            params,
+            epsilon: raw.epsilon.as_ref().map(|e| *e.get_ref()),
+            listed: nodes.iter().map(|n: &Node| n.name.clone()).collect(),
+            nodes: NodeTable::new(nodes)?,
+        };
+        // A bad table size or probe count names its own line.
+        let param_at = |e: Error| {
+            match &e {
+                Error::InvalidParameter {
+                    parameter: "table_size",
+                    ..
+                } => raw
+                    .table_size
+                    .as_ref()
+                    .map(|t| at(t.span(), "table_size", e.clone())),
+                Error::InvalidParameter {
+                    parameter: "probes",
+                    ..
+                } => raw
+                    .probes
+                    .as_ref()
+                    .map(|p| at(p.span(), "probes", e.clone())),
+                _ => None,
+            }
+            .unwrap_or_else(|| at(raw.nodes.span(), "nodes", e))
+        };
+        // Catch limits such as too many points now, not at first use.
+        spec.build().map_err(param_at)?;
+        Ok(spec)
+    }
+}
+
+type Located = (std::ops::Range<usize>, &'static str, Error);
+
+fn parse_hash(raw: &RawCluster, algorithm: Algorithm) -> Result<StableHash, Located> {
+    let secret = raw.secret.as_ref();
+    let Some(hash) = &raw.hash else {
+        return match secret {
+            None => Ok(algorithm.default_hash()),
+            Some(s) => Err((
+                s.span(),
+                "secret",
+                Error::InvalidSecret {
+                    reason: "a secret needs `hash = \"siphash\"`; the default xxh3 is unkeyed"
+                        .into(),
+                },
+            )),
+        };
+    };
+    StableHash::from_name(hash.get_ref(), secret.map(|s| s.get_ref().as_str())).map_err(|e| match (
+        &e, secret,
+    ) {
+        (Error::InvalidSecret { .. }, Some(s)) => (s.span(), "secret", e),
+        _ => (hash.span(), "hash", e),
+    })
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}

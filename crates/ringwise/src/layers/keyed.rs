@@ -1,0 +1,133 @@
+//! `Keyed`: key bytes to node names, for any placement.
+//!
+//! Algorithms answer for `u64` hashes in dense ids; applications hold keys
+//! and want names. `Keyed` pairs one placement with one [`KeyHasher`] and
+//! does the two steps (hash, then look up) in one generic place, so no
+//! algorithm repeats them: this is the one key → node path of the crate.
+//!
+//! Cost: one hash of the key plus the placement's `owner` (stated on each
+//! algorithm). Lookups allocate nothing except the `Vec` that `replicas`
+//! returns. For many keys at once, [`Keyed::owners_into`] hashes a block of
+//! keys first and then resolves the block, so the placement's memory reads
+//! for different keys overlap instead of waiting on each other.
+
+use crate::hash::{KeyHasher, StableHash};
+use crate::node::NodeId;
+use crate::placement::Placement;
+
+/// Keys hashed per block by the batch calls: enough independent lookups
+/// to keep the memory system busy, few enough to stay in L1.
+const BLOCK: usize = 64;
+
+/// A placement with the hash its keys go through.
+#[derive(Debug, Clone)]
+pub struct Keyed<P, H = StableHash> {
+    placement: P,
+    hasher: H,
+}
+
+impl<P: Placement, H: KeyHasher> Keyed<P, H> {
+    /// Looks keys up in `placement` after hashing them with `hasher`.
+    pub fn new(placement: P, hasher: H) -> Self {
+        Keyed { placement, hasher }
+    }
+
+    /// The placement.
+    pub fn placement(&self) -> &P {
+        &self.placement
+    }
+
+    /// The key hasher.
+    pub fn hasher(&self) -> &H {
+        &self.hasher
+    }
+
+    /// Both parts back.
+    pub fn into_parts(self) -> (P, H) {
+        (self.placement, self.hasher)
+    }
+
+    /// The hash of `key`.
+    #[inline]
+    #[must_use]
+    pub fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash(key)
+    }
+
+    /// The id of the node that owns `key`; `None` only without nodes.
+    #[inline]
+    #[must_use]
+    pub fn owner(&self, key: impl AsRef<[u8]>) -> Option<NodeId> {
+        self.placement.owner(self.hash(key.as_ref()))
+    }
+
+    /// The name of the node that owns `key`; `None` only without nodes.
+    #[must_use]
+    pub fn locate(&self, key: impl AsRef<[u8]>) -> Option<&str> {
+        let id = self.owner(key)?;
+        self.placement.nodes().name(id)
+    }
+
+    /// Up to `n` distinct nodes for `key`, in the algorithm's preference
+    /// order, into `out` (cleared first).
+    pub fn replicas_into(&self, key: impl AsRef<[u8]>, n: usize, out: &mut Vec<NodeId>) {
+        self.placement
+            .replicas_into(self.hash(key.as_ref()), n, out);
+    }
+
+    /// The names of up to `n` distinct nodes for `key`.
+    #[must_use]
+    pub fn replicas(&self, key: impl AsRef<[u8]>, n: usize) -> Vec<&str> {
+        let mut ids = Vec::with_capacity(n.min(self.placement.len()));
+        self.replicas_into(key, n, &mut ids);
+        let nodes = self.placement.nodes();
+        ids.into_iter().filter_map(|id| nodes.name(id)).collect()
+    }
+
+    /// The owner of every key, in the order given, into `out` (cleared
+    /// first; left empty without nodes). Faster per key than a loop of
+    /// [`Keyed::owner`] for any order of keys: keys are hashed a block at a
+    /// time and the block is resolved with [`Placement::owners_into`].
+    /// O(keys); allocates only if `out` must grow.
+    pub fn owners_into<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut Vec<NodeId>) {
+        out.clear();
+        if self.placement.is_empty() {
+            return;
+        }
+        out.reserve(keys.len());
+        let mut hashes = [0u64; BLOCK];
+        let mut owners = Vec::with_capacity(BLOCK);
+        for block in keys.chunks(BLOCK) {
+            for (h, key) in hashes.iter_mut().zip(block) {
+                *h = self.hasher.hash(key.as_ref());
+            }
+            self.placement
+                .owners_into(&hashes[..block.len()], &mut owners);
+            out.extend_from_slice(&owners);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Node, Ring};
+
+    #[test]
+    fn batch_answers_like_one_at_a_time() {
+        let ring = Ring::builder()
+            .hasher(StableHash::Md5)
+            .vnodes(100)
+            .nodes(["cache-a", "cache-b", "cache-c"].map(Node::new))
+            .build()
+            .expect("valid");
+        let keyed = Keyed::new(ring, StableHash::Md5);
+        let keys: Vec<String> = (0..1000)
+            .map(|i| format!("user:{}", i * 7919 % 1000))
+            .collect();
+        let mut owners = Vec::new();
+        keyed.owners_into(&keys, &mut owners);
+        let one: Vec<NodeId> = keys.iter().filter_map(|k| keyed.owner(k)).collect();
+        assert_eq!(owners, one);
+    }
+}
