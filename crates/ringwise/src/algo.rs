@@ -25,6 +25,7 @@ pub(crate) mod jump;
 pub(crate) mod maglev;
 pub(crate) mod memento;
 pub(crate) mod multiprobe;
+mod params;
 pub(crate) mod rendezvous;
 pub(crate) mod ring;
 pub(crate) mod slots;
@@ -37,47 +38,8 @@ use rendezvous::Rendezvous;
 use ring::Ring;
 use slots::Slots;
 
-/// The parameters that only some algorithms read; each ignores the rest.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Params {
-    /// Ring: virtual nodes per unit of weight.
-    pub vnodes: u32,
-    /// The hash of keys, and of the ring's points.
-    pub hash: StableHash,
-    /// Maglev: the lookup table size (a prime).
-    pub table_size: u64,
-    /// Multi-probe: probes per key.
-    pub probes: u32,
-}
-
-impl Params {
-    /// Every algorithm's default.
-    pub const DEFAULT: Params = Params {
-        vnodes: ring::DEFAULT_VNODES,
-        hash: StableHash::Xxh3,
-        table_size: Maglev::DEFAULT_TABLE_SIZE,
-        probes: MultiProbe::DEFAULT_PROBES,
-    };
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params::DEFAULT
-    }
-}
-
-/// What the registry needs from an algorithm: how to build it from nodes in
-/// listed order and the shared [`Params`].
-pub(crate) trait Registered: Placement + Sized {
-    /// Builds the snapshot. `nodes` are in listed order, which only the
-    /// join-order algorithms (jump, memento) read.
-    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error>;
-
-    /// The key hash when a cluster names none.
-    fn default_hash() -> StableHash {
-        StableHash::default()
-    }
-}
+pub use params::Params;
+pub(crate) use params::Registered;
 
 /// Declares every algorithm once: `/// doc` then `Variant(Type) = "name";`.
 macro_rules! registry {

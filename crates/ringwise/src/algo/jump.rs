@@ -29,7 +29,7 @@
 //! the nodes of buckets `[2, 0]`.
 
 use crate::Error;
-use crate::algo::{Params, Registered};
+use crate::algo::params::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 

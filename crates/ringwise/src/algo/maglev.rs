@@ -41,7 +41,7 @@
 //! count (every node claims a slot in round 1) and at most 2^24.
 
 use crate::Error;
-use crate::algo::{Params, Registered};
+use crate::algo::params::{self, Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
@@ -67,7 +67,7 @@ enum Slots {
 
 impl Maglev {
     /// Envoy's and the paper's default table size, a prime.
-    pub const DEFAULT_TABLE_SIZE: u64 = 65_537;
+    pub const DEFAULT_TABLE_SIZE: u64 = params::DEFAULT_TABLE_SIZE;
     /// Largest table size accepted (64 MiB of slots at 4 bytes).
     pub const MAX_TABLE_SIZE: u64 = 1 << 24;
 

@@ -48,7 +48,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::Error;
 use crate::algo::jump::{check_unweighted, check_weight, jump_consistent_hash, replica_draws};
-use crate::algo::{Params, Registered};
+use crate::algo::params::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 

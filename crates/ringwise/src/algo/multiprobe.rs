@@ -42,7 +42,7 @@
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 use crate::Error;
-use crate::algo::{Params, Registered};
+use crate::algo::params::{self, Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
@@ -59,7 +59,7 @@ pub struct MultiProbe {
 
 impl MultiProbe {
     /// The paper's recommendation: peak-to-mean load about 1.05.
-    pub const DEFAULT_PROBES: u32 = 21;
+    pub const DEFAULT_PROBES: u32 = params::DEFAULT_PROBES;
     /// Most probes accepted (peak-to-mean 1.004; more only costs time).
     pub const MAX_PROBES: u32 = 256;
 

@@ -49,7 +49,7 @@ use std::cmp::Ordering;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::Error;
-use crate::algo::{Params, Registered};
+use crate::algo::params::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 

@@ -31,7 +31,7 @@
 //! `0.5 / vnodes` still gets one point. Replica walks are O(points visited),
 //! which is small unless a node with very few points is asked for.
 
-use crate::algo::{Params, Registered};
+use crate::algo::params::{Params, Registered};
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -79,6 +79,7 @@ pub struct Ring<S = Vnodes> {
 /// Collects the scheme, tie rule and nodes of a [`Ring`]; nothing is
 /// checked until [`RingBuilder::build`].
 #[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build()`"]
 pub struct RingBuilder<S = Vnodes> {
     scheme: S,
     tie: Tie,

@@ -44,7 +44,7 @@
 //! name order, wrapping (chained declustering), in O(n).
 
 use crate::Error;
-use crate::algo::{Params, Registered};
+use crate::algo::params::{Params, Registered};
 use crate::hash::{SLOT_COUNT, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;

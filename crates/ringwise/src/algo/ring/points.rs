@@ -27,8 +27,7 @@ use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeTable};
 use crate::{Error, MAX_VNODES};
 
-/// Default virtual nodes per unit of weight (ketama's 160).
-pub const DEFAULT_VNODES: u32 = 160;
+pub use crate::algo::params::DEFAULT_VNODES;
 
 /// How a ring makes the points of a node.
 pub trait PointScheme: Clone + fmt::Debug + Send + Sync {
