@@ -164,7 +164,8 @@ pub(crate) fn check_weight(algorithm: &'static str, node: &Node) -> Result<(), E
 }
 
 impl Placement for Jump {
-    /// The node that owns `hash`.
+    /// The node that owns `hash`. O(ln N) expected loop steps, no memory
+    /// read but the bucket's id.
     #[inline]
     fn owner(&self, hash: u64) -> Option<NodeId> {
         self.bucket(hash)
@@ -172,6 +173,7 @@ impl Placement for Jump {
     }
 
     /// Up to `n` distinct nodes for `hash`, the owner first (module docs).
+    /// O(n · ln N) expected; O(n·N) at worst through the ordered fallback.
     fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         let want = n.min(self.buckets.len());
         let size = self.buckets.len() as u32;

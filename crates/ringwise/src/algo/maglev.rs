@@ -100,7 +100,7 @@ impl Maglev {
 }
 
 impl Placement for Maglev {
-    /// `table[hash mod M]`; `None` only without nodes.
+    /// `table[hash mod M]`; `None` only without nodes. O(1): one read.
     #[inline]
     fn owner(&self, hash: u64) -> Option<NodeId> {
         // `table_size` is a prime, never 0.

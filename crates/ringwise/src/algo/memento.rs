@@ -146,7 +146,8 @@ fn rehash(hash: u64, bucket: u32) -> u64 {
 }
 
 impl Placement for Memento {
-    /// The node that owns `hash`.
+    /// The node that owns `hash`. O(ln N) without removals; each removed
+    /// bucket hit adds a rehash and a short walk (module docs).
     #[inline]
     fn owner(&self, hash: u64) -> Option<NodeId> {
         self.bucket(hash).and_then(|b| self.node_of(b))
@@ -154,7 +155,7 @@ impl Placement for Memento {
 
     /// Up to `n` distinct nodes for `hash`, the owner first; the order is
     /// [`crate::Jump`]'s, with Memento lookups and the fallback skipping
-    /// removed buckets.
+    /// removed buckets. O(n) lookups.
     fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         let want = n.min(self.nodes.len());
         let size = self.buckets.len() as u32;

@@ -123,7 +123,7 @@ impl MultiProbe {
 
 impl Placement for MultiProbe {
     /// The successor at the smallest distance over all probes; `None` only
-    /// without nodes.
+    /// without nodes. O(k log N): k probe hashes and binary searches.
     #[inline]
     fn owner(&self, hash: u64) -> Option<NodeId> {
         if self.points.is_empty() {
@@ -140,6 +140,7 @@ impl Placement for MultiProbe {
     }
 
     /// Up to `n` nodes by ascending `(score, id)` (see the module docs).
+    /// O(k log N + n·k·steps), steps = positions skipped past chosen nodes.
     fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         out.clear();
         let want = n.min(self.points.len());

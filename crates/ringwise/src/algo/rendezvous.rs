@@ -192,7 +192,8 @@ fn ln(x: f64) -> f64 {
 }
 
 impl Placement for Rendezvous {
-    /// The node with the highest score; ties go to the smaller id.
+    /// The node with the highest score; ties go to the smaller id. O(N):
+    /// one mix per node (plus one `ln` each when weights differ).
     #[inline]
     fn owner(&self, hash: u64) -> Option<NodeId> {
         if !self.uniform {
@@ -212,7 +213,8 @@ impl Placement for Rendezvous {
     }
 
     /// Up to `n` distinct nodes by descending score (ties: smaller id first),
-    /// into `out` (cleared first). Allocates only if `out` must grow.
+    /// into `out` (cleared first). O(n·N) for `n <= 4`, O(N log N) above.
+    /// Allocates only if `out` must grow.
     fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         out.clear();
         let want = n.min(self.nodes.len());

@@ -131,14 +131,15 @@ fn check(nodes: &NodeTable) -> Result<(), Error> {
 }
 
 impl Placement for Slots {
-    /// The owner of slot `hash % 16384`; `None` without nodes.
+    /// The owner of slot `hash % 16384`; `None` without nodes. O(1): one
+    /// read.
     #[inline]
     fn owner(&self, hash: u64) -> Option<NodeId> {
         let slot = (hash % SLOT_COUNT as u64) as usize;
         self.table.get(slot).map(|&id| NodeId::from(id))
     }
 
-    /// The owner, then the next `n - 1` ids in name order, wrapping.
+    /// The owner, then the next `n - 1` ids in name order, wrapping. O(n).
     fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         out.clear();
         let Some(first) = self.owner(hash) else {
