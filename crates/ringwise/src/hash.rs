@@ -41,16 +41,28 @@ pub trait KeyHasher {
     fn hash(&self, bytes: &[u8]) -> u64;
 }
 
-/// The names accepted by [`StableHash::from_name`], in documentation order.
-const NAMES: &[&str] = &[
-    "md5",
-    "xxh3",
-    "xxh64",
-    "murmur3",
-    "fnv1a64",
-    "siphash",
-    "redis-crc16",
+/// Every built-in hash, in documentation order: the one list that
+/// [`StableHash::NAMES`] and [`StableHash::from_name`] follow (`siphash`'s
+/// key is a placeholder; the real one comes with the secret).
+const ALL: [StableHash; 7] = [
+    StableHash::Md5,
+    StableHash::Xxh3,
+    StableHash::Xxh64,
+    StableHash::Murmur3,
+    StableHash::Fnv1a64,
+    StableHash::SipHash { key: [0; 16] },
+    StableHash::RedisCrc16,
 ];
+
+const NAMES: [&str; ALL.len()] = {
+    let mut names = [""; ALL.len()];
+    let mut i = 0;
+    while i < ALL.len() {
+        names[i] = ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 /// The built-in stable hashes, chosen by name.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
@@ -77,10 +89,10 @@ pub enum StableHash {
 
 impl StableHash {
     /// Every name [`StableHash::from_name`] accepts, in documentation order.
-    pub const NAMES: &'static [&'static str] = NAMES;
+    pub const NAMES: &'static [&'static str] = &NAMES;
 
     /// The stable name (`md5`, `xxh3`, ...).
-    pub fn name(&self) -> &'static str {
+    pub const fn name(&self) -> &'static str {
         match self {
             StableHash::Md5 => "md5",
             StableHash::Xxh3 => "xxh3",
@@ -95,31 +107,21 @@ impl StableHash {
     /// Looks a hash up by name; `secret` is required by `siphash` and rejected
     /// by the others (a secret that silently does nothing is a trap).
     pub fn from_name(name: &str, secret: Option<&str>) -> Result<Self, Error> {
-        let hash = match name {
-            "md5" => StableHash::Md5,
-            "xxh3" => StableHash::Xxh3,
-            "xxh64" => StableHash::Xxh64,
-            "murmur3" => StableHash::Murmur3,
-            "fnv1a64" => StableHash::Fnv1a64,
-            "redis-crc16" => StableHash::RedisCrc16,
-            "siphash" => {
-                let secret = secret.ok_or_else(|| Error::InvalidSecret {
-                    reason: "hash `siphash` needs a 128-bit secret (32 hex digits)".into(),
-                })?;
-                return Ok(StableHash::SipHash {
-                    key: parse_secret(secret)?,
-                });
-            }
-            _ => {
-                return Err(Error::UnknownHash {
-                    name: name.into(),
-                    known: NAMES,
-                });
-            }
+        let Some(&hash) = ALL.iter().find(|h| h.name() == name) else {
+            return Err(Error::UnknownHash {
+                name: name.into(),
+                known: &NAMES,
+            });
         };
-        match secret {
-            None => Ok(hash),
-            Some(_) => Err(Error::InvalidSecret {
+        match (hash, secret) {
+            (StableHash::SipHash { .. }, Some(secret)) => Ok(StableHash::SipHash {
+                key: parse_secret(secret)?,
+            }),
+            (StableHash::SipHash { .. }, None) => Err(Error::InvalidSecret {
+                reason: "hash `siphash` needs a 128-bit secret (32 hex digits)".into(),
+            }),
+            (hash, None) => Ok(hash),
+            (_, Some(_)) => Err(Error::InvalidSecret {
                 reason: format!("hash `{name}` takes no secret; only `siphash` is keyed"),
             }),
         }
@@ -219,7 +221,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for &name in NAMES {
+        for name in NAMES {
             let secret = (name == "siphash").then_some("000102030405060708090a0b0c0d0e0f");
             let hash = StableHash::from_name(name, secret).expect("known name");
             assert_eq!(hash.name(), name);
