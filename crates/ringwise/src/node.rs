@@ -152,7 +152,7 @@ impl NodeTable {
         self.nodes.get(id as usize)
     }
 
-    /// The name of node `id` (`None` for an id this table never issued).
+    /// The name of node `id` (`None` for an id this table never issued). O(1).
     pub fn name(&self, id: NodeId) -> Option<&str> {
         self.get(id).map(|n| n.name.as_str())
     }
@@ -162,12 +162,12 @@ impl NodeTable {
         &self.nodes[id as usize].name
     }
 
-    /// The index of the node called `name`.
+    /// The index of the node called `name`. O(log N): a binary search.
     pub fn id(&self, name: &str) -> Option<NodeId> {
         self.position(name).ok().map(|i| i as NodeId)
     }
 
-    /// True when a node called `name` is in the table.
+    /// True when a node called `name` is in the table. O(log N).
     pub fn contains(&self, name: &str) -> bool {
         self.position(name).is_ok()
     }

@@ -116,6 +116,7 @@ impl Placement for Maglev {
     /// already chosen. After `8n` attempts (rare: only when asking for most
     /// of the nodes) the nodes still missing follow in name order, starting
     /// after the owner, so the answer always has `min(n, len)` distinct nodes.
+    /// O(n) table reads expected.
     fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         out.clear();
         let want = n.min(self.nodes.len());
