@@ -9,7 +9,7 @@
 //! algorithm side by side ([`compare`]) and bounded loads under skew
 //! ([`bounded`]). [`run`] performs the selected experiments with the
 //! configured algorithm and returns one [`Report`], which [`render`] shows as
-//! text or CSV and serde as JSON.
+//! text or CSV (one row model, [`table`]) and serde as JSON.
 //!
 //! Every figure equals what the article's Python program prints for the same
 //! parameters; `crates/cli/tests/simulate_peer.rs` checks that against an
@@ -33,8 +33,10 @@ pub mod render;
 pub mod rendezvous;
 mod report;
 mod run;
+mod sections;
 pub mod seeds;
 pub mod single;
+pub mod table;
 mod tally;
 pub mod weights;
 
@@ -44,3 +46,4 @@ pub use keys::{KeyText, Keys};
 pub use progress::{Progress, Quiet};
 pub use report::{Report, Skipped};
 pub use run::{run, run_with};
+pub use sections::sections;
