@@ -135,9 +135,10 @@ fn bad_inputs_fail_cleanly() {
         (&["lookup", "--nodes", "a=0", "k"], 65, "weight 0"),
         (&["lookup", "--nodes", "a=-2", "k"], 65, "weight -2"),
         (&["lookup", "--nodes", "a=NaN", "k"], 65, "weight NaN"),
+        // A hash name outside the registry is a usage error, before anything runs.
         (
             &["lookup", "--nodes", "a", "--hash", "sha1", "k"],
-            65,
+            2,
             "unknown hash \"sha1\"",
         ),
         (
