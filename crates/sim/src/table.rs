@@ -3,8 +3,10 @@
 //!
 //! A cell holds the raw figure and how the terminal shows it. CSV writes the
 //! raw figure at full precision (`0.0771...`); the text report shows it with
-//! the article's precision (`7.71%`). The text renderer reads only cells, so
-//! a figure it shows is also a CSV column: the two cannot drift apart.
+//! the article's precision (`7.71%`). The text lays rows out from their
+//! cells only, so every measured figure it shows is also a CSV column: the
+//! two cannot drift apart. Titles are text only; they carry the run's
+//! parameters (key and node counts, the cost model's inputs).
 //!
 //! Percentages use the article's format specifiers (`.2%`, `.0%`, `.1%`):
 //! Python multiplies by 100 in floating point and rounds the result to the
