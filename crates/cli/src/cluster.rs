@@ -1,14 +1,15 @@
-//! The cluster options shared by every command: `--cluster FILE` or
-//! `--nodes NAME[=WEIGHT][@ZONE],...`, with `--hash`, `--secret`, `--vnodes`
-//! overriding what the file says.
+//! The cluster options of `lookup` and `inspect`: `--cluster FILE` or
+//! `--nodes NAME[=WEIGHT][@ZONE],...`, with `--algo`, `--hash`, `--secret`,
+//! `--vnodes`, `--table-size` and `--probes` overriding what the file says.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
-use ringwise::{Algorithm, ClusterSpec, Node, NodeTable, Params, StableHash};
+use ringwise::{Algorithm, ClusterSpec, Node, StableHash};
 
 use crate::Failure;
+use crate::algo::AlgoArgs;
 
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -20,15 +21,8 @@ pub struct ClusterArgs {
     /// Nodes on the command line: NAME[=WEIGHT][@ZONE],...
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     nodes: Option<String>,
-    /// Placement algorithm: ring (default), rendezvous, jump, memento, maglev, multiprobe, slots.
-    #[arg(long, value_name = "ALGO")]
-    algo: Option<String>,
-    /// Hash of keys and points: md5, xxh3 (default), xxh64, murmur3, fnv1a64, siphash, redis-crc16.
-    #[arg(long, value_name = "HASH")]
-    hash: Option<String>,
-    /// 128-bit secret as 32 hex digits, for --hash siphash.
-    #[arg(long, value_name = "HEX")]
-    secret: Option<String>,
+    #[command(flatten)]
+    algo: AlgoArgs,
     /// Virtual nodes per unit of weight (ring; default 160).
     #[arg(long, value_name = "V")]
     vnodes: Option<u32>,
@@ -45,48 +39,36 @@ impl ClusterArgs {
     pub fn spec(&self) -> Result<ClusterSpec, Failure> {
         let mut spec = match (&self.cluster, &self.nodes) {
             (Some(path), _) => read_file(path)?,
-            (None, Some(list)) => {
-                let nodes = parse_nodes(list)?;
-                ClusterSpec {
-                    algorithm: Default::default(),
-                    hash: Algorithm::default().default_hash(),
-                    vnodes: ringwise::DEFAULT_VNODES,
-                    table_size: Params::DEFAULT.table_size,
-                    probes: Params::DEFAULT.probes,
-                    epsilon: None,
-                    listed: nodes.iter().map(|n| n.name.clone()).collect(),
-                    nodes: NodeTable::new(nodes)
-                        .context("--nodes")
-                        .map_err(Failure::data)?,
-                }
-            }
+            (None, Some(list)) => ClusterSpec::new(Algorithm::default(), parse_nodes(list)?)
+                .context("--nodes")
+                .map_err(Failure::data)?,
             (None, None) => {
                 return Err(Failure::data(anyhow!(
                     "give --cluster FILE or --nodes LIST"
                 )));
             }
         };
-        if let Some(name) = &self.algo {
-            let algorithm: Algorithm = name.parse().context("--algo").map_err(Failure::data)?;
+        let params = &mut spec.params;
+        if let Some(algorithm) = self.algo.algo {
             if self.cluster.is_none() || algorithm != spec.algorithm {
-                spec.hash = algorithm.default_hash();
+                params.hash = algorithm.default_hash();
             }
             spec.algorithm = algorithm;
         }
-        if self.hash.is_some() || self.secret.is_some() {
-            let name = self.hash.as_deref().unwrap_or(spec.hash.name());
-            spec.hash = StableHash::from_name(name, self.secret.as_deref())
+        if self.algo.hash.is_some() || self.algo.secret.is_some() {
+            let name = self.algo.hash.unwrap_or(params.hash.name());
+            params.hash = StableHash::from_name(name, self.algo.secret.as_deref())
                 .context("--hash/--secret")
                 .map_err(Failure::data)?;
         }
         if let Some(vnodes) = self.vnodes {
-            spec.vnodes = vnodes;
+            params.vnodes = vnodes;
         }
         if let Some(size) = self.table_size {
-            spec.table_size = size;
+            params.table_size = size;
         }
         if let Some(probes) = self.probes {
-            spec.probes = probes;
+            params.probes = probes;
         }
         Ok(spec)
     }

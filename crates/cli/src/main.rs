@@ -1,11 +1,23 @@
 //! `ringwise`: look keys up on a cluster, inspect its balance, and run the
 //! seed article's experiments.
 //!
-//! Exit codes: 0 success, 2 bad command line or option value, 65 invalid cluster
-//! definition (EX_DATAERR), 66 unreadable cluster file (EX_NOINPUT), 74 I/O
-//! error while reading keys or writing results (EX_IOERR).
+//! Exit codes, the same for every command:
+//!
+//! - 0: success (also when a reader such as `head` closes stdout early);
+//! - 2: bad command line or option value (EX_USAGE-like, clap's own code):
+//!   unknown option, missing `--cluster`/`--nodes`, a `--format` the command
+//!   cannot write, an unknown `--algo` or `--hash` name (checked against the
+//!   core's registries before anything runs), `--zones` on an algorithm
+//!   without zones, a bad `--epsilon`, every bad `simulate` option;
+//! - 65 (EX_DATAERR): invalid cluster definition: a bad node, weight or
+//!   parameter in `--nodes` or the cluster file (including its `algorithm`
+//!   and `hash` names), a `--secret` that does not fit the hash;
+//! - 66 (EX_NOINPUT): the cluster file cannot be read;
+//! - 74 (EX_IOERR): reading keys, writing results or writing charts failed.
 
+mod algo;
 mod cluster;
+mod format;
 mod inspect;
 mod lookup;
 mod simulate;

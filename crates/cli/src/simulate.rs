@@ -2,27 +2,28 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use anyhow::anyhow;
-use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
-use ringwise::{Algorithm, StableHash};
-use ringwise_sim::{Config, Experiment, Progress, Quiet, Report};
+use ringwise::StableHash;
+use ringwise_sim::{Config, Experiment, Progress, Quiet};
 
 use crate::Failure;
+use crate::algo::AlgoArgs;
+use crate::format::{Format, Json, write_json};
 
 #[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("algo", |a| a
+        .default_value(Config::default().algo.name())
+        .help("Placement algorithm of the ring experiments")),
+    mut_arg("hash", |a| a
+        .default_value(Config::default().hash.name())
+        .help("Hash of keys, points and rendezvous scores (the article: md5)")),
+)]
 pub struct Args {
-    /// Placement algorithm of the ring experiments.
-    #[arg(long, default_value = "ring")]
-    algo: String,
-    /// Hash of keys, points and rendezvous scores (the article: md5).
-    #[arg(long, default_value = "md5")]
-    hash: String,
-    /// 128-bit secret as 32 hex digits, for --hash siphash.
-    #[arg(long, value_name = "HEX")]
-    secret: Option<String>,
+    #[command(flatten)]
+    algo: AlgoArgs,
     /// Keys user:0 .. user:{KEYS-1}.
     #[arg(long, default_value_t = 1_000_000)]
     keys: u64,
@@ -72,18 +73,11 @@ pub struct Args {
     #[arg(long, default_value_t = 0.25)]
     epsilon: f64,
     /// Output: terminal tables, one JSON document, or CSV sections.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, default_value_t = Format::Text, value_parser = Format::parser(&Format::ALL))]
     format: Format,
     /// Also write SVG charts (spread.svg, moved.svg, failure.svg) into DIR.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Format {
-    Text,
-    Json,
-    Csv,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -102,28 +96,19 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if let Some(dir) = &args.plot {
         plots = ringwise_sim::plot::write(&report, dir).map_err(Failure::io_other)?;
     }
-    let text = render(&report, args.format)?;
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes()).map_err(Failure::io)?;
-    for path in plots {
-        if matches!(args.format, Format::Text) {
+    match args.format {
+        Format::Json => write_json(&mut out, &report, Json::Pretty),
+        Format::Csv => out.write_all(ringwise_sim::render::csv(&report).as_bytes()),
+        Format::Text => out.write_all(ringwise_sim::render::text(&report).as_bytes()),
+    }
+    .map_err(Failure::io)?;
+    if args.format == Format::Text {
+        for path in plots {
             writeln!(out, "wrote {}", path.display()).map_err(Failure::io)?;
         }
     }
     Ok(())
-}
-
-fn render(report: &Report, format: Format) -> Result<String, Failure> {
-    Ok(match format {
-        Format::Text => ringwise_sim::report::text(report),
-        Format::Csv => ringwise_sim::report::csv(report),
-        Format::Json => {
-            let mut json = serde_json::to_string_pretty(report)
-                .map_err(|e| Failure::data(anyhow!("cannot encode the report: {e}")))?;
-            json.push('\n');
-            json
-        }
-    })
 }
 
 /// Runs whose progress is worth showing (the default run takes half a
@@ -136,9 +121,12 @@ impl Args {
     fn config(&self) -> Result<Config, Failure> {
         let usage =
             |option: &str, message: String| Failure::usage(anyhow!("--{option}: {message}"));
-        let hash = StableHash::from_name(&self.hash, self.secret.as_deref())
+        // Clap fills in the article's algorithm and hash when none is given.
+        let defaults = Config::default();
+        let algo = self.algo.algo.unwrap_or(defaults.algo);
+        let hash_name = self.algo.hash.unwrap_or(defaults.hash.name());
+        let hash = StableHash::from_name(hash_name, self.algo.secret.as_deref())
             .map_err(|e| usage("hash", e.to_string()))?;
-        let algo = Algorithm::from_str(&self.algo).map_err(|e| usage("algo", e.to_string()))?;
         let mut experiments = Vec::new();
         for name in self
             .experiments

@@ -1,28 +1,8 @@
-//! The `ringwise` binary end to end: output formats and every error path.
+//! `lookup` and `inspect` end to end: output formats and every error path.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use ringwise::{Algorithm, StableHash};
 
-fn ringwise(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringwise"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ringwise runs");
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(stdin)
-        .expect("stdin written");
-    child.wait_with_output().expect("ringwise exits")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).expect("utf-8 output")
-}
+use crate::support::{TempDir, assert_success, ringwise, stderr, stdout};
 
 const ARTICLE: [&str; 6] = ["lookup", "--hash", "md5", "--vnodes", "100", "--nodes"];
 
@@ -89,13 +69,10 @@ fn json_lines() {
 
 #[test]
 fn cluster_file_and_inspect() {
-    let dir = std::env::temp_dir().join(format!("ringwise-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let file = dir.join("cluster.toml");
+    let dir = TempDir::create("cli");
     let toml = "hash = \"md5\"\nvnodes = 100\n[[nodes]]\nname = \"cache-c\"\n\
                 [[nodes]]\nname = \"cache-a\"\n[[nodes]]\nname = \"cache-b\"\n";
-    std::fs::write(&file, toml).expect("written");
-    let path = file.to_str().expect("utf-8 path");
+    let path = &dir.write("cluster.toml", toml);
     let out = ringwise(&["lookup", "--cluster", path, "user:42"], b"");
     assert_eq!(stdout(&out), "user:42\tcache-a\n");
     let out = ringwise(&["inspect", "--cluster", path, "--format", "json"], b"");
@@ -113,17 +90,14 @@ fn cluster_file_and_inspect() {
         text.contains("cache-b") && text.contains("spread"),
         "{text}"
     );
-    std::fs::remove_dir_all(&dir).expect("cleaned");
+    dir.remove();
 }
 
 /// Each bad input: its exit code, a message naming the problem, no stdout.
 #[test]
 fn bad_inputs_fail_cleanly() {
-    let dir = std::env::temp_dir().join(format!("ringwise-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let malformed = dir.join("bad.toml");
-    std::fs::write(&malformed, "[[nodes]\nname = \"a\"\n").expect("written");
-    let malformed = malformed.to_str().expect("utf-8 path").to_owned();
+    let dir = TempDir::create("bad");
+    let malformed = dir.write("bad.toml", "[[nodes]\nname = \"a\"\n");
     let cases: [(&[&str], i32, &str); 10] = [
         (&["lookup", "--nodes", "", "k"], 65, "empty"),
         (&["lookup", "--nodes", "a,,b", "k"], 65, "empty name"),
@@ -135,9 +109,10 @@ fn bad_inputs_fail_cleanly() {
         (&["lookup", "--nodes", "a=0", "k"], 65, "weight 0"),
         (&["lookup", "--nodes", "a=-2", "k"], 65, "weight -2"),
         (&["lookup", "--nodes", "a=NaN", "k"], 65, "weight NaN"),
+        // A hash name outside the registry is a usage error, before anything runs.
         (
             &["lookup", "--nodes", "a", "--hash", "sha1", "k"],
-            65,
+            2,
             "unknown hash \"sha1\"",
         ),
         (
@@ -150,7 +125,7 @@ fn bad_inputs_fail_cleanly() {
     ];
     for (args, code, needle) in cases {
         let out = ringwise(args, b"");
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = stderr(&out);
         assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
         assert!(
             stderr.contains(needle),
@@ -158,7 +133,7 @@ fn bad_inputs_fail_cleanly() {
         );
         assert!(out.stdout.is_empty(), "{args:?} printed {:?}", out.stdout);
     }
-    std::fs::remove_dir_all(&dir).expect("cleaned");
+    dir.remove();
 }
 
 #[test]
@@ -177,11 +152,7 @@ fn slots_follow_redis_key_slots() {
         ],
         b"",
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(stdout(&out), "foo\tc\n{user1000}.following\ta\n");
     let out = ringwise(&["lookup", "--algo", "slots", "--nodes", "a,b=2", "k"], b"");
     assert_eq!(out.status.code(), Some(65));
@@ -207,11 +178,7 @@ fn bounded_lookup_spreads_a_hot_key() {
         &["lookup", "--nodes", "a,b,c,d", "--epsilon", "0.25"],
         &b"hot\n".repeat(12),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let text = stdout(&out);
     assert_eq!(text.lines().count(), 12);
     for node in ["a", "b", "c", "d"] {
@@ -227,13 +194,10 @@ fn bounded_lookup_spreads_a_hot_key() {
 
 #[test]
 fn epsilon_from_the_cluster_file() {
-    let dir = std::env::temp_dir().join(format!("ringwise-eps-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let file = dir.join("cluster.toml");
+    let dir = TempDir::create("eps");
     let toml = "epsilon = 0.25\n[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n\
                 [[nodes]]\nname = \"c\"\n[[nodes]]\nname = \"d\"\n";
-    std::fs::write(&file, toml).expect("written");
-    let path = file.to_str().expect("utf-8 path");
+    let path = &dir.write("cluster.toml", toml);
     let out = ringwise(&["lookup", "--cluster", path], &b"hot\n".repeat(12));
     let text = stdout(&out);
     for node in ["a", "b", "c", "d"] {
@@ -247,5 +211,98 @@ fn epsilon_from_the_cluster_file() {
     }
     let out = ringwise(&["lookup", "--cluster", path, "--replicas", "2", "k"], b"");
     assert_eq!(out.status.code(), Some(2));
-    std::fs::remove_dir_all(&dir).expect("cleaned");
+    dir.remove();
+}
+
+/// The same unknown `--algo` or `--hash` is a usage error (exit 2) in every
+/// command, with the core's message naming the accepted values; every
+/// command's help lists the registries' names.
+#[test]
+fn algorithm_and_hash_names_come_from_the_registries() {
+    let commands: [&[&str]; 3] = [
+        &["lookup", "--nodes", "a", "k"],
+        &["inspect", "--nodes", "a"],
+        &["simulate", "--keys", "100"],
+    ];
+    let algorithms = format!("expected one of {}", Algorithm::NAMES.join(", "));
+    let hashes = format!("expected one of {}", StableHash::NAMES.join(", "));
+    for command in commands {
+        for (option, value, needle) in [
+            (
+                "--algo",
+                "chord",
+                format!("unknown algorithm \"chord\": {algorithms}"),
+            ),
+            ("--hash", "sha1", format!("unknown hash \"sha1\": {hashes}")),
+        ] {
+            let args = [command, &[option, value]].concat();
+            let out = ringwise(&args, b"");
+            let stderr = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(&needle),
+                "{args:?}: {stderr:?} lacks {needle:?}"
+            );
+            assert!(out.stdout.is_empty(), "{args:?} printed {:?}", out.stdout);
+        }
+        let help = stdout(&ringwise(&[command[0], "--help"], b""));
+        for names in [Algorithm::NAMES, StableHash::NAMES] {
+            let listed = format!("[possible values: {}]", names.join(", "));
+            assert!(
+                help.contains(&listed),
+                "{command:?} help lacks {listed:?}:\n{help}"
+            );
+        }
+    }
+}
+
+/// Each command accepts the formats it can write; others are usage errors.
+#[test]
+fn formats_a_command_cannot_write_are_usage_errors() {
+    for command in [
+        &["lookup", "--nodes", "a", "k"][..],
+        &["inspect", "--nodes", "a"],
+    ] {
+        let out = ringwise(&[command, &["--format", "csv"]].concat(), b"");
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        assert!(
+            stderr(&out).contains("[possible values: text, json]"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(out.stdout.is_empty());
+    }
+    let out = ringwise(&["simulate", "--format", "xml"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("[possible values: text, json, csv]"));
+}
+
+/// Stdin is resolved a block of keys at a time (one batch call each); the
+/// answers equal the first of each key's replicas, found one key at a time,
+/// across block boundaries and for every algorithm.
+#[test]
+fn keys_in_blocks_answer_like_one_key_at_a_time() {
+    let mut input: Vec<u8> = (0..2500)
+        .flat_map(|i| format!("user:{i}\n").into_bytes())
+        .collect();
+    input.extend_from_slice(b"crlf\r\nlast");
+    for &algo in Algorithm::NAMES {
+        let base = ["lookup", "--algo", algo, "--nodes", "a,b,c,d,e"];
+        let batch = ringwise(&base, &input);
+        assert_success(&batch);
+        let one_by_one = ringwise(&[&base[..], &["--replicas", "2"]].concat(), &input);
+        assert_success(&one_by_one);
+        let (batch, one_by_one) = (stdout(&batch), stdout(&one_by_one));
+        assert_eq!(batch.lines().count(), 2502, "{algo}");
+        for (b, r) in batch.lines().zip(one_by_one.lines()) {
+            let first = r.split_once(',').map_or(r, |(first, _)| first);
+            assert_eq!(b, first, "{algo}");
+        }
+        // Input order, keys without their line ends.
+        let keys: Vec<&str> = batch.lines().filter_map(|l| l.split('\t').next()).collect();
+        for (i, key) in keys[..2500].iter().enumerate() {
+            assert_eq!(*key, format!("user:{i}"), "{algo}");
+        }
+        assert_eq!(keys[2500..], ["crlf", "last"], "{algo}");
+    }
 }

@@ -1,17 +1,9 @@
 //! `ringwise simulate` end to end: invariants of the figures, the three
 //! output formats, the charts, and every bad option.
 
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn simulate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ringwise"))
-        .arg("simulate")
-        .args(args)
-        .output()
-        .expect("ringwise runs")
-}
+use crate::support::{TempDir, assert_success, simulate, stderr};
 
 /// A small run of every experiment (a few thousand keys).
 const SMALL: [&str; 12] = [
@@ -31,11 +23,7 @@ const SMALL: [&str; 12] = [
 
 fn json(args: &[&str]) -> Value {
     let out = simulate(&[&SMALL[..], args, &["--format", "json"]].concat());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     serde_json::from_slice(&out.stdout).expect("one JSON document")
 }
 
@@ -134,18 +122,16 @@ fn text_and_csv_outputs() {
 
 #[test]
 fn plots_are_written() {
-    let dir = std::env::temp_dir().join(format!("ringwise-plots-{}", std::process::id()));
-    let out = simulate(&[&SMALL[..], &["--plot", dir.to_str().expect("utf-8 path")]].concat());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Not created beforehand: `--plot` makes the directory.
+    let dir = TempDir::reserve("plots");
+    let path = dir.path().to_str().expect("utf-8 path");
+    let out = simulate(&[&SMALL[..], &["--plot", path]].concat());
+    assert_success(&out);
     for name in ["spread.svg", "moved.svg", "failure.svg"] {
-        let svg = std::fs::read_to_string(dir.join(name)).expect("chart written");
+        let svg = std::fs::read_to_string(dir.path().join(name)).expect("chart written");
         assert!(svg.starts_with("<svg") && svg.contains("</svg>"), "{name}");
     }
-    std::fs::remove_dir_all(&dir).expect("cleaned");
+    dir.remove();
 }
 
 #[test]
@@ -170,7 +156,7 @@ fn bad_options_are_specific_errors() {
     ];
     for (args, needle) in cases {
         let out = simulate(args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(
             stderr.contains(needle),
@@ -190,11 +176,7 @@ fn compare_lists_every_algorithm_at_both_sizes() {
         "--format",
         "json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
     let rows = doc["compare"].as_array().expect("compare rows");
     assert!(rows.len() >= 2 && rows.len() % 2 == 0);
@@ -235,11 +217,7 @@ fn bounded_loads_cap_the_hottest_node_under_zipf() {
         "--format",
         "json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
     let b = &doc["bounded"];
     let bound = 1.0 + f(&b["epsilon"]);

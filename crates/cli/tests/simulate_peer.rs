@@ -11,6 +11,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::support::ringwise;
+
 /// Relative tolerance for floats. Python's `statistics.mean`/`pstdev` use
 /// exact rational arithmetic, so the last ulp may differ from Rust's.
 const REL_TOL: f64 = 1e-12;
@@ -98,11 +100,7 @@ fn run_peer(args: &[&str]) -> Value {
 
 fn run_ringwise(args: &[&str]) -> Value {
     let base = ["simulate", "--format", "json", "--hash", "md5"];
-    let output = Command::new(env!("CARGO_BIN_EXE_ringwise"))
-        .args(base)
-        .args(args)
-        .output()
-        .expect("ringwise runs");
+    let output = ringwise(&[&base[..], args].concat(), b"");
     assert!(
         output.status.success(),
         "ringwise {} {} failed ({})\n--- stderr ---\n{}",

@@ -1,23 +1,25 @@
-//! Bounded loads under skew: Zipf(1.1) key popularity on a ring, with and
-//! without the `(1+ε)` bound (Mirrokni, Thorup, Zadimoghaddam).
+//! Bounded loads under skew: Zipf(1.1) key popularity on the configured
+//! algorithm (a ring of `VNODES` vnodes by default), with and without the
+//! `(1+ε)` bound (Mirrokni, Thorup, Zadimoghaddam).
 //!
 //! `REQUESTS` requests draw keys `user:0 .. user:{DISTINCT-1}` with
 //! probability ∝ 1/rank^1.1 (a seeded SplitMix64 and the inverse CDF, so the
-//! stream is the same in every run). The plain ring sends every request for
-//! a key to its owner, so the node owning the hottest keys takes far more
-//! than its share; with bounded loads no node exceeds ⌈(1+ε)·m·share⌉.
+//! stream is the same in every run). The plain placement sends every request
+//! for a key to its owner, so the node owning the hottest keys takes far
+//! more than its share; with bounded loads no node exceeds ⌈(1+ε)·m·share⌉.
 
-use ringwise::{Bounded, KeyHasher, Node, Ring};
+use ringwise::{Bounded, Error, KeyHasher, Node, Placement};
 use serde::Serialize;
 
-use crate::{Config, SimError};
+use crate::config::{Config, nodes_named};
+use crate::error::SimError;
 
 /// Distinct keys and requests of the experiment.
 pub const DISTINCT: u64 = 100_000;
 pub const REQUESTS: usize = 1_000_000;
 /// Zipf exponent.
 pub const EXPONENT: f64 = 1.1;
-/// Ring vnodes.
+/// Ring vnodes (other algorithms ignore them).
 pub const VNODES: u32 = 160;
 
 /// The experiment's figures.
@@ -26,7 +28,7 @@ pub struct BoundedRow {
     pub nodes: u32,
     pub requests: usize,
     pub epsilon: f64,
-    /// Largest node load over the mean, plain ring.
+    /// Largest node load over the mean, plain placement.
     pub plain_max: f64,
     /// The same with bounded loads.
     pub bounded_max: f64,
@@ -60,25 +62,26 @@ fn zipf_ranks() -> Vec<usize> {
         .collect()
 }
 
-/// Runs the experiment with `epsilon`.
-pub fn run(config: &Config, epsilon: f64) -> Result<BoundedRow, SimError> {
-    let names = (0..config.nodes).map(|i| Node::new(format!("node-{i}")));
-    let ring = Ring::builder()
-        .hasher(config.hash)
-        .vnodes(VNODES)
-        .nodes(names)
-        .build()?;
+/// Runs the experiment with `config.epsilon` on `config.nodes` nodes placed
+/// by `build`.
+pub fn run<P: Placement>(
+    config: &Config,
+    build: &(impl Fn(Vec<Node>, u32) -> Result<P, Error> + Sync),
+) -> Result<BoundedRow, SimError> {
+    let epsilon = config.epsilon;
+    let (names, _) = config.names("node");
+    let placement = build(nodes_named(&names), VNODES)?;
     let key_hashes: Vec<u64> = (0..DISTINCT)
         .map(|i| config.hash.hash(format!("user:{i}").as_bytes()))
         .collect();
     let requests: Vec<u64> = zipf_ranks().into_iter().map(|r| key_hashes[r]).collect();
-    let n = ring.len();
+    let n = placement.len();
     let mean = REQUESTS as f64 / n as f64;
     let mut plain = vec![0u64; n];
     for &h in &requests {
-        plain[ring.owner(h).unwrap_or(0) as usize] += 1;
+        plain[placement.owner(h).unwrap_or(0) as usize] += 1;
     }
-    let bounded = Bounded::new(ring, epsilon)?;
+    let bounded = Bounded::new(placement, epsilon)?;
     let owners = bounded.assign(&requests);
     let mut load = vec![0u64; n];
     let mut diverted = 0usize;

@@ -5,16 +5,19 @@
 //! share of keys moved when node N joins and when the last node leaves, next
 //! to the optimum `1/(N+1)` and `1/N`; whether every move involved only the
 //! changed node; the largest load over the mean; one lookup's time (hashing
-//! included, one thread); the snapshot's heap bytes; the build time. The
+//! included, one thread); the snapshot's heap bytes, as each algorithm
+//! counts its own ([`Placement::heap_bytes`]); the build time. The
 //! node that leaves is the last one to join, the only one every algorithm
 //! (jump included) can remove.
 
 use std::time::Instant;
 
-use ringwise::{Algorithm, AnyPlacement, KeyHasher, Node, Params, Placement};
+use ringwise::{Algorithm, AnyPlacement, KeyHasher, Node, Placement};
 use serde::Serialize;
 
-use crate::{Config, Keys, SimError};
+use crate::config::{Config, nodes_named};
+use crate::error::SimError;
+use crate::keys::{KeyText, Keys};
 
 /// Cluster sizes compared.
 pub const SIZES: [u32; 2] = [10, 100];
@@ -51,26 +54,12 @@ pub struct CompareRow {
 pub fn run(config: &Config, keys: &Keys) -> Result<Vec<CompareRow>, SimError> {
     let hashes = keys.prefix(KEYS);
     let mut rows = Vec::new();
-    for algorithm in Algorithm::ALL {
+    for &algorithm in Algorithm::ALL {
         for n in SIZES {
             rows.push(one(config, algorithm, n, &hashes)?);
         }
     }
     Ok(rows)
-}
-
-fn build(
-    config: &Config,
-    algorithm: Algorithm,
-    names: &[String],
-) -> Result<AnyPlacement, SimError> {
-    let nodes = names.iter().map(Node::new).collect();
-    let params = Params {
-        vnodes: RING_VNODES,
-        hash: config.hash,
-        ..Params::DEFAULT
-    };
-    Ok(AnyPlacement::build(algorithm, nodes, params)?)
 }
 
 fn one(
@@ -81,7 +70,7 @@ fn one(
 ) -> Result<CompareRow, SimError> {
     let names: Vec<String> = (0..=n).map(|i| format!("node-{i}")).collect();
     let started = Instant::now();
-    let before = build(config, algorithm, &names[..n as usize])?;
+    let before = config.placement_of(algorithm, nodes_named(&names[..n as usize]), RING_VNODES)?;
     let build_ms = started.elapsed().as_secs_f64() * 1e3;
     let joined = before.with_node(Node::new(names[n as usize].clone()))?;
     let left = before.without_node(&names[n as usize - 1])?;
@@ -131,7 +120,7 @@ fn one(
 /// One thread, hashing included, over 100,000 keys `user:i`.
 fn lookup_ns(config: &Config, placement: &AnyPlacement) -> f64 {
     const TIMED: u64 = 100_000;
-    let mut key = crate::KeyText::new("user:", 0);
+    let mut key = KeyText::new("user:", 0);
     let mut sink = 0u32;
     let started = Instant::now();
     for _ in 0..TIMED {

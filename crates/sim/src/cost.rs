@@ -16,7 +16,7 @@
 
 use serde::Serialize;
 
-use crate::Config;
+use crate::config::Config;
 use crate::modulo::ModuloRow;
 use crate::single::SingleRow;
 

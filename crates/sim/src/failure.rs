@@ -11,9 +11,12 @@ use rayon::prelude::*;
 use ringwise::{Error, Node, Placement};
 use serde::Serialize;
 
+use crate::config::{Config, ConfigError, nodes_named};
+use crate::error::SimError;
+use crate::keys::Keys;
+use crate::progress::Progress;
 use crate::tally::{Load, Numbering, par_load};
 use crate::weights::Shares;
-use crate::{Config, Keys, Progress, SimError, nodes_named};
 
 /// One vnodes value of the failure experiment.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -144,7 +147,7 @@ fn one<P: Placement>(
 /// With at least one key and one node some node owns a key; a placement
 /// that owns nothing is a bug in it, reported instead of panicking.
 fn no_owner() -> SimError {
-    crate::ConfigError {
+    ConfigError {
         option: "algo",
         message: "the placement assigned no key to any node".into(),
     }

@@ -8,7 +8,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::Keys;
+use crate::keys::Keys;
 
 /// One resize of a `% N` cluster.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
-use crate::{Report, SimError};
+use crate::error::SimError;
+use crate::report::Report;
 
 type Plot = Result<(), Box<dyn std::error::Error>>;
 type Chart = fn(&Report, &Path) -> Plot;

@@ -13,8 +13,9 @@ use rayon::prelude::*;
 use ringwise::{Error, KeyHasher, Node, Placement, StableHash};
 use serde::Serialize;
 
+use crate::config::Config;
+use crate::error::SimError;
 use crate::keys::KeyText;
-use crate::{Config, SimError};
 
 /// Keys timed for the lookup-cost comparison.
 const TIMED_KEYS: u64 = 5_000;

@@ -11,9 +11,12 @@ use rayon::prelude::*;
 use ringwise::{Error, Node, Placement};
 use serde::Serialize;
 
+use crate::config::Config;
+use crate::error::SimError;
+use crate::keys::Keys;
+use crate::progress::Progress;
 use crate::single::{SingleRow, join_pair};
 use crate::tally::Join;
-use crate::{Config, Keys, Progress, SimError};
 
 /// One vnodes value over every name set.
 #[derive(Debug, Clone, PartialEq, Serialize)]

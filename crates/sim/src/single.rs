@@ -11,8 +11,11 @@ use rayon::prelude::*;
 use ringwise::{Error, Node, Placement};
 use serde::Serialize;
 
+use crate::config::{Config, nodes_named};
+use crate::error::SimError;
+use crate::keys::Keys;
+use crate::progress::Progress;
 use crate::tally::{Join, JoinTally, Numbering, pstdev};
-use crate::{Config, Keys, Progress, SimError, nodes_named};
 
 /// One vnodes value of the single-ring experiment.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -5,8 +5,10 @@
 use ringwise::{Error, Node, Placement};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use crate::config::Config;
+use crate::error::SimError;
+use crate::keys::Keys;
 use crate::tally::{Numbering, par_load};
-use crate::{Config, Keys, SimError};
 
 /// Names with a share each, serialized as a JSON object in this order.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,72 @@
+//! `--format`: the one output-format enum of every command, and the one
+//! JSON writer.
+//!
+//! Each command accepts the formats it can write ([`Format::parser`]):
+//! `lookup` and `inspect` text and JSON, `simulate` also CSV. Any other
+//! value is a usage error (exit 2) that lists the accepted ones.
+
+use std::fmt;
+use std::io::{self, Write};
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use serde::Serialize;
+
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Lines or tables for a terminal.
+    Text,
+    /// JSON.
+    Json,
+    /// CSV sections.
+    Csv,
+}
+
+impl Format {
+    /// Every format, in help order.
+    pub const ALL: [Format; 3] = [Format::Text, Format::Json, Format::Csv];
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Csv => "csv",
+        }
+    }
+
+    /// A `--format` value parser that accepts only `accepted`; help lists
+    /// them as the possible values.
+    pub fn parser(accepted: &'static [Format]) -> impl TypedValueParser<Value = Format> {
+        PossibleValuesParser::new(accepted.iter().map(|f| f.name())).try_map(|name| {
+            Format::ALL
+                .into_iter()
+                .find(|f| f.name() == name)
+                .ok_or_else(|| format!("unknown format {name:?}"))
+        })
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How [`write_json`] lays a value out.
+#[derive(Debug, Clone, Copy)]
+pub enum Json {
+    /// One compact line (a `lookup` line, the `inspect` document).
+    Line,
+    /// Indented over many lines (the `simulate` report).
+    Pretty,
+}
+
+/// Writes `value` as JSON, then a newline: the binary's only JSON writer.
+pub fn write_json<W: Write>(out: &mut W, value: &impl Serialize, layout: Json) -> io::Result<()> {
+    match layout {
+        Json::Line => serde_json::to_writer(&mut *out, value)?,
+        Json::Pretty => serde_json::to_writer_pretty(&mut *out, value)?,
+    }
+    out.write_all(b"\n")
+}

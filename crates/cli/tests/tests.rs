@@ -1,0 +1,8 @@
+//! The `ringwise` binary end to end, as one test binary (one link instead
+//! of one per file): the modules share the helpers in `support`.
+
+mod support;
+
+mod cli;
+mod simulate;
+mod simulate_peer;

@@ -1,0 +1,299 @@
+//! The parameters of a run ([`Config`], the article's by default), the
+//! experiments it can select ([`Experiment`]) and the one builder every
+//! experiment places its nodes with ([`Config::placement`]).
+
+use std::fmt;
+use std::str::FromStr;
+
+use ringwise::{Algorithm, AnyPlacement, Error, Node, Params, StableHash};
+use serde::Serialize;
+
+/// One experiment of the article.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Experiment {
+    /// `hash % N` baseline.
+    Modulo,
+    /// One ring, one node joins.
+    Single,
+    /// The same over many node-name sets.
+    Seeds,
+    /// The most loaded node fails.
+    Failure,
+    /// Weighted nodes.
+    Weights,
+    /// The rendezvous one-liner.
+    Rendezvous,
+    /// The cost model of moved keys.
+    Cost,
+    /// Every algorithm side by side (not part of the article's run).
+    Compare,
+    /// Zipf-skewed requests with and without bounded loads.
+    Bounded,
+}
+
+impl Experiment {
+    /// The article's experiments, in report order: the default run.
+    pub const ARTICLE: [Experiment; 7] = [
+        Experiment::Modulo,
+        Experiment::Single,
+        Experiment::Seeds,
+        Experiment::Failure,
+        Experiment::Weights,
+        Experiment::Rendezvous,
+        Experiment::Cost,
+    ];
+
+    /// Every experiment, in report order.
+    pub const ALL: [Experiment; 9] = [
+        Experiment::Modulo,
+        Experiment::Single,
+        Experiment::Seeds,
+        Experiment::Failure,
+        Experiment::Weights,
+        Experiment::Rendezvous,
+        Experiment::Cost,
+        Experiment::Compare,
+        Experiment::Bounded,
+    ];
+
+    /// The name used by `--experiments`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Experiment::Modulo => "modulo",
+            Experiment::Single => "single",
+            Experiment::Seeds => "seeds",
+            Experiment::Failure => "failure",
+            Experiment::Weights => "weights",
+            Experiment::Rendezvous => "rendezvous",
+            Experiment::Cost => "cost",
+            Experiment::Compare => "compare",
+            Experiment::Bounded => "bounded",
+        }
+    }
+}
+
+impl FromStr for Experiment {
+    type Err = ConfigError;
+
+    fn from_str(name: &str) -> Result<Self, ConfigError> {
+        Experiment::ALL
+            .into_iter()
+            .find(|e| e.name() == name)
+            .ok_or_else(|| ConfigError::new("experiments", format!("unknown experiment {name:?}")))
+    }
+}
+
+impl fmt::Display for Experiment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A bad simulation parameter: which option, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    /// The option, as on the command line without dashes (`vnodes`).
+    pub option: &'static str,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl ConfigError {
+    pub(crate) fn new(option: &'static str, message: impl Into<String>) -> Self {
+        ConfigError {
+            option,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "--{}: {}", self.option, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The parameters of a run; [`Config::default`] is the article's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Config {
+    /// Placement algorithm of the ring experiments.
+    #[serde(serialize_with = "display")]
+    pub algo: Algorithm,
+    /// Hash of keys, points and rendezvous scores (the article: md5).
+    #[serde(serialize_with = "display")]
+    pub hash: StableHash,
+    /// Keys `user:0 .. user:{keys-1}`.
+    pub keys: u64,
+    /// Nodes before the change (the article: 10).
+    pub nodes: u32,
+    /// Virtual nodes of the single and seeds experiments.
+    pub vnodes: Vec<u32>,
+    /// Node-name sets of the seeds experiment.
+    pub seeds: u32,
+    /// Keys per seed (the first ones).
+    pub seed_keys: u64,
+    /// Virtual nodes of the failure experiment.
+    pub failure_vnodes: Vec<u32>,
+    /// Virtual nodes of the weights experiment.
+    pub weight_vnodes: Vec<u32>,
+    /// Keys of the rendezvous experiment (the first ones).
+    pub rendezvous_keys: u64,
+    /// Experiments to run, in report order.
+    pub experiments: Vec<Experiment>,
+    /// Requests per second of the cost model's cache.
+    pub rps: f64,
+    /// Hit rate of the cost model's cache.
+    pub hit_rate: f64,
+    /// Bytes stored by the cost model's store.
+    pub data_bytes: f64,
+    /// Load bound of the bounded experiment: `(1 + epsilon)` × the mean.
+    pub epsilon: f64,
+}
+
+fn display<T: fmt::Display, S: serde::Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(value)
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            algo: Algorithm::Ring,
+            hash: StableHash::Md5,
+            keys: 1_000_000,
+            nodes: 10,
+            vnodes: vec![1, 10, 100, 1000],
+            seeds: 30,
+            seed_keys: 100_000,
+            failure_vnodes: vec![1, 100],
+            weight_vnodes: vec![1000, 100],
+            rendezvous_keys: 200_000,
+            experiments: Experiment::ARTICLE.to_vec(),
+            rps: 100_000.0,
+            hit_rate: 0.95,
+            data_bytes: 3e12,
+            epsilon: 0.25,
+        }
+    }
+}
+
+impl Config {
+    /// Checks every parameter; the first bad one is the error.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.keys == 0 {
+            return Err(ConfigError::new("keys", "must be at least 1"));
+        }
+        if self.nodes < 2 {
+            return Err(ConfigError::new(
+                "nodes",
+                format!("{} nodes: the experiments need at least 2", self.nodes),
+            ));
+        }
+        for (option, list) in [
+            ("vnodes", &self.vnodes),
+            ("failure-vnodes", &self.failure_vnodes),
+            ("weight-vnodes", &self.weight_vnodes),
+        ] {
+            if list.is_empty() {
+                return Err(ConfigError::new(
+                    option,
+                    "give at least one value, e.g. 1,10,100",
+                ));
+            }
+            if let Some(bad) = list.iter().find(|&&v| v == 0 || v > ringwise::MAX_VNODES) {
+                return Err(ConfigError::new(
+                    option,
+                    format!("{bad} virtual nodes: use 1 to {}", ringwise::MAX_VNODES),
+                ));
+            }
+        }
+        if self.seeds == 0 && self.experiments.contains(&Experiment::Seeds) {
+            return Err(ConfigError::new(
+                "seeds",
+                "must be at least 1 for the seeds experiment",
+            ));
+        }
+        if self.seed_keys == 0 {
+            return Err(ConfigError::new("seed-keys", "must be at least 1"));
+        }
+        if self.rendezvous_keys == 0 {
+            return Err(ConfigError::new("rendezvous-keys", "must be at least 1"));
+        }
+        if self.experiments.is_empty() {
+            return Err(ConfigError::new(
+                "experiments",
+                "name at least one experiment",
+            ));
+        }
+        if !(self.rps.is_finite() && self.rps >= 0.0) {
+            return Err(ConfigError::new(
+                "rps",
+                format!("{} is not a request rate >= 0", self.rps),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.hit_rate) {
+            return Err(ConfigError::new(
+                "hit-rate",
+                format!(
+                    "{} is not a fraction between 0 and 1 (0.95 = 95 %)",
+                    self.hit_rate
+                ),
+            ));
+        }
+        if !(self.epsilon.is_finite() && self.epsilon > 0.0) {
+            return Err(ConfigError::new(
+                "epsilon",
+                format!(
+                    "{} is not a number above 0 (0.25 = at most 1.25x the mean)",
+                    self.epsilon
+                ),
+            ));
+        }
+        if !(self.data_bytes.is_finite() && self.data_bytes >= 0.0) {
+            return Err(ConfigError::new("data", "must be a size >= 0, e.g. 3TB"));
+        }
+        Ok(())
+    }
+
+    /// True when `experiment` was selected.
+    pub(crate) fn wants(&self, experiment: Experiment) -> bool {
+        self.experiments.contains(&experiment)
+    }
+
+    /// The names `{prefix}-0 .. {prefix}-{nodes-1}` and the joining node.
+    pub(crate) fn names(&self, prefix: &str) -> (Vec<String>, String) {
+        let base = (0..self.nodes).map(|i| format!("{prefix}-{i}")).collect();
+        (base, format!("{prefix}-{}", self.nodes))
+    }
+
+    /// The configured algorithm over `nodes` (in the order given: jump's and
+    /// memento's join order), with this run's hash and, for the ring,
+    /// `vnodes`. Every experiment builds its placements here (through
+    /// [`crate::run`]) or with [`Config::placement_of`].
+    pub fn placement(&self, nodes: Vec<Node>, vnodes: u32) -> Result<AnyPlacement, Error> {
+        self.placement_of(self.algo, nodes, vnodes)
+    }
+
+    /// Like [`Config::placement`] for another algorithm (the comparison
+    /// runs every one): [`AnyPlacement::build`] with this run's hash.
+    pub fn placement_of(
+        &self,
+        algorithm: Algorithm,
+        nodes: Vec<Node>,
+        vnodes: u32,
+    ) -> Result<AnyPlacement, Error> {
+        let params = Params {
+            vnodes,
+            hash: self.hash,
+            ..Params::DEFAULT
+        };
+        AnyPlacement::build(algorithm, nodes, &params)
+    }
+}
+
+/// Nodes of weight 1 with these names, in this order.
+pub(crate) fn nodes_named(names: &[String]) -> Vec<Node> {
+    names.iter().map(Node::new).collect()
+}
