@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use ringwise::{Node, Ring, StableHash};
+use ringwise::{Keyed, Node, Placement, Ring, StableHash};
 use serde_json::Value;
 
 const SEED: u64 = 20_261_129;
@@ -110,7 +110,7 @@ struct Case {
     vnodes: u32,
     nodes: Vec<Node>,
     keys: Vec<String>,
-    ring: Ring,
+    ring: Keyed<Ring>,
 }
 
 impl Case {
@@ -133,6 +133,7 @@ impl Case {
             .nodes(nodes.clone())
             .build()
             .unwrap_or_else(|err| panic!("case {index}: ringwise rejected the ring: {err}"));
+        let ring = Keyed::new(ring, StableHash::Md5);
         Case {
             index,
             vnodes,
@@ -162,7 +163,7 @@ impl Case {
 fn compare_owners(
     case: &Case,
     what: &str,
-    ring: &Ring,
+    ring: &Keyed<Ring>,
     expected: &[Option<String>],
     mismatches: &mut Vec<String>,
 ) {
@@ -215,8 +216,10 @@ fn check_case(index: usize, json: &Value, mismatches: &mut Vec<String>) -> usize
     let removed = text(field(json, "removed"), "removed");
     let smaller = case
         .ring
+        .placement()
         .without_node(removed)
         .unwrap_or_else(|err| panic!("{}: without_node({removed:?}): {err}", case.describe()));
+    let smaller = Keyed::new(smaller, StableHash::Md5);
     compare_owners(
         &case,
         &format!("get_node after remove_node({removed:?})"),
@@ -232,8 +235,10 @@ fn check_case(index: usize, json: &Value, mismatches: &mut Vec<String>) -> usize
     );
     let bigger = case
         .ring
+        .placement()
         .with_node(added)
         .unwrap_or_else(|err| panic!("{}: with_node: {err}", case.describe()));
+    let bigger = Keyed::new(bigger, StableHash::Md5);
     compare_owners(
         &case,
         &label,
@@ -289,10 +294,17 @@ fn article_example_holds_in_both() {
         .nodes(["cache-a", "cache-b", "cache-c"].map(Node::new))
         .build()
         .expect("the article's ring");
+    let ring = Keyed::new(ring, StableHash::Md5);
     assert_eq!(ring.locate("user:42"), Some("cache-a"));
     assert_eq!(ring.replicas("user:42", 2), ["cache-a", "cache-b"]);
-    let smaller = ring.without_node("cache-a").expect("cache-a is a member");
-    assert_eq!(smaller.locate("user:42"), Some("cache-b"));
+    let smaller = ring
+        .placement()
+        .without_node("cache-a")
+        .expect("cache-a is a member");
+    assert_eq!(
+        Keyed::new(smaller, StableHash::Md5).locate("user:42"),
+        Some("cache-b")
+    );
 }
 
 #[test]

@@ -6,7 +6,9 @@ use std::collections::HashSet;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use ringwise::{Error, KeyHasher, Node, Placement, RedisSlot, SLOT_COUNT, Slots, key_slot};
+use ringwise::{
+    Error, KeyHasher, Keyed, Node, Placement, RedisSlot, SLOT_COUNT, Slots, StableHash, key_slot,
+};
 
 fn names(max: usize) -> impl Strategy<Value = Vec<String>> {
     vec(
@@ -124,13 +126,14 @@ proptest! {
 
     #[test]
     fn keyed_lookup_uses_the_redis_slot(names in names(10), keys in vec(vec(any::<u8>(), 0..24), 50)) {
-        let s = build(&names);
+        let keyed = Keyed::new(build(&names), StableHash::RedisCrc16);
+        let s = keyed.placement();
         for key in keys {
             let slot = key_slot(&key);
             prop_assert!(usize::from(slot) < SLOT_COUNT);
             prop_assert_eq!(s.owner(RedisSlot.hash(&key)), s.owner(u64::from(slot)));
             prop_assert_eq!(
-                s.locate(&key),
+                keyed.locate(&key),
                 s.owner(u64::from(slot)).and_then(|id| s.nodes().name(id))
             );
         }
@@ -191,7 +194,10 @@ fn totality_on_zero_one_two_nodes() {
     let mut out = vec![9];
     let empty = Slots::new([]).expect("empty");
     assert_eq!(empty.owner(3), None);
-    assert_eq!(empty.locate("k"), None);
+    assert_eq!(
+        Keyed::new(empty.clone(), StableHash::RedisCrc16).locate("k"),
+        None
+    );
     empty.replicas_into(3, 2, &mut out);
     assert!(out.is_empty());
 
