@@ -6,6 +6,8 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use ringwise::{KeyHasher, Keyed, Node, NodeId, Placement, Ring, StableHash, Vnodes};
 
+use crate::support::{self, owner_name};
+
 /// A deliberately weak hash with 256 values: most points collide, so the
 /// tie-break by node name decides almost every lookup.
 #[derive(Debug, Clone, Copy)]
@@ -17,17 +19,9 @@ impl KeyHasher for Weak8 {
     }
 }
 
-fn name() -> impl Strategy<Value = String> {
-    prop_oneof![
-        (0u32..1000).prop_map(|i| format!("node-{i}")),
-        "[a-z]{1,6}",
-        "[а-яё日本語🦀]{1,4}",
-    ]
-}
-
 fn node() -> impl Strategy<Value = Node> {
     let zone = prop::option::of(prop_oneof![Just("z1"), Just("z2"), Just("z3"), Just("z4")]);
-    (name(), 0.05f64..4.0, zone).prop_map(|(name, weight, zone)| {
+    (support::name(), 0.05f64..4.0, zone).prop_map(|(name, weight, zone)| {
         let node = Node::new(name).weight(weight);
         match zone {
             Some(z) => node.zone(z),
@@ -38,13 +32,7 @@ fn node() -> impl Strategy<Value = Node> {
 
 /// 0–200 nodes with distinct names.
 fn nodes(max: usize) -> impl Strategy<Value = Vec<Node>> {
-    vec(node(), 0..=max).prop_map(|nodes| {
-        let mut seen = HashSet::new();
-        nodes
-            .into_iter()
-            .filter(|n| seen.insert(n.name.clone()))
-            .collect()
-    })
+    support::distinct(vec(node(), 0..=max), |n| &n.name)
 }
 
 fn build<H>(hasher: H, vnodes: u32, nodes: Vec<Node>) -> Ring<Vnodes<H>>
@@ -57,10 +45,6 @@ where
         .nodes(nodes)
         .build()
         .expect("valid cluster")
-}
-
-fn owner_name<P: Placement>(ring: &P, hash: u64) -> Option<&str> {
-    ring.owner(hash).and_then(|id| ring.nodes().name(id))
 }
 
 proptest! {

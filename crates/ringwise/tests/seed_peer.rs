@@ -18,6 +18,8 @@ use std::sync::OnceLock;
 use ringwise::{Keyed, Node, Placement, Ring, StableHash};
 use serde_json::Value;
 
+use crate::support::process;
+
 const SEED: u64 = 20_261_129;
 const CASES: usize = 40;
 const KEYS_PER_CASE: usize = 200;
@@ -33,29 +35,18 @@ fn peer() -> &'static [Value] {
 
 fn run_peer() -> Vec<Value> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/seed_recipe.py");
-    let output = Command::new("python3")
-        .arg(&script)
-        .arg(SEED.to_string())
-        .arg(CASES.to_string())
-        .output()
-        .unwrap_or_else(|err| {
-            panic!(
-                "could not run `python3 {}`: {err}. This test needs python3 \
-                 (standard library only) on PATH; it is never skipped.",
-                script.display()
-            )
-        });
-    assert!(
-        output.status.success(),
-        "`python3 {} {SEED} {CASES}` failed ({}):\n{}",
-        script.display(),
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
+    let stdout = process::output(
+        Command::new("python3")
+            .arg(&script)
+            .arg(SEED.to_string())
+            .arg(CASES.to_string()),
+        "This test needs python3 (standard library only) on PATH, which \
+         scripts/install-test-deps installs; it is never skipped.",
     );
-    let doc: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
+    let doc: Value = serde_json::from_slice(&stdout).unwrap_or_else(|err| {
         panic!(
             "the peer's output is not JSON ({err}); it starts with {:?}",
-            String::from_utf8_lossy(&output.stdout[..output.stdout.len().min(200)])
+            String::from_utf8_lossy(&stdout[..stdout.len().min(200)])
         )
     });
     let Value::Array(cases) = doc else {
