@@ -18,6 +18,7 @@ mod support;
 mod article;
 mod bounded;
 mod cluster_file;
+mod conformance;
 mod hash_vectors;
 mod jump_properties;
 mod jump_vectors;
