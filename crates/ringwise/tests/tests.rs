@@ -12,6 +12,9 @@
 //!
 //! Proptest keeps regressions next to each module's source file
 //! (`<module>.proptest-regressions`), so the module files keep their names.
+//! It does so because no `lib.rs` or `main.rs` lies on the way up from
+//! them; with one, it would look in a parallel `proptest-regressions/`
+//! directory instead. So no file here may be called either.
 
 mod support;
 
