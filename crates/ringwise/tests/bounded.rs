@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use ringwise::{Bounded, Error, Node, NodeId, Ring, StableHash};
+use ringwise::{Bounded, Error, Node, NodeId, Placement, Ring, StableHash};
 
 fn ring(nodes: usize, vnodes: u32) -> Ring {
     let names = (0..nodes).map(|i| Node::new(format!("n{i}")).weight(1.0 + (i % 3) as f64));

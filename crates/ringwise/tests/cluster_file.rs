@@ -34,11 +34,12 @@ zone = "eu-1a"
     )
     .expect("valid");
     assert_eq!(spec.algorithm, Algorithm::Ring);
-    assert_eq!(spec.hash, StableHash::Md5);
-    assert_eq!(spec.vnodes, 100);
+    assert_eq!(spec.params.hash, StableHash::Md5);
+    assert_eq!(spec.params.vnodes, 100);
     let names: Vec<_> = spec.nodes.iter().map(|n| n.name.as_str()).collect();
     assert_eq!(names, ["cache-a", "cache-b"]);
-    let ring = spec.ring().expect("buildable");
+    let keyed = spec.build().expect("buildable");
+    let ring = keyed.placement().as_ring().expect("a ring");
     assert_eq!(ring.point_count(), 250);
 }
 
@@ -46,8 +47,8 @@ zone = "eu-1a"
 fn defaults_are_ring_xxh3_160() {
     let spec = ClusterSpec::from_toml("[[nodes]]\nname = \"a\"\n").expect("valid");
     assert_eq!(spec.algorithm, Algorithm::Ring);
-    assert_eq!(spec.hash, StableHash::Xxh3);
-    assert_eq!(spec.vnodes, 160);
+    assert_eq!(spec.params.hash, StableHash::Xxh3);
+    assert_eq!(spec.params.vnodes, 160);
 }
 
 #[test]
@@ -55,7 +56,7 @@ fn siphash_takes_its_secret_from_the_file() {
     let text = "hash = \"siphash\"\nsecret = \"000102030405060708090a0b0c0d0e0f\"\n\
                 [[nodes]]\nname = \"a\"\n";
     let spec = ClusterSpec::from_toml(text).expect("valid");
-    assert_eq!(spec.hash.name(), "siphash");
+    assert_eq!(spec.params.hash.name(), "siphash");
     let (line, field, _) = error("hash = \"siphash\"\n[[nodes]]\nname = \"a\"\n");
     assert_eq!((line, field.as_deref()), (Some(1), Some("hash")));
     let (line, field, _) = error("hash = \"siphash\"\nsecret = \"abc\"\n[[nodes]]\nname = \"a\"\n");

@@ -7,27 +7,16 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use ringwise::{Error, Jump, Node, Placement, jump_consistent_hash, replica_key};
 
+use crate::support::{self, owner_name};
+
 /// 0–`max` nodes with distinct names, in a random (join) order.
 fn names(max: usize) -> impl Strategy<Value = Vec<String>> {
-    vec(
-        prop_oneof![(0u32..500).prop_map(|i| format!("n{i}")), "[a-zé🦀]{1,5}"],
-        0..=max,
-    )
-    .prop_map(|names| {
-        let mut seen = HashSet::new();
-        names
-            .into_iter()
-            .filter(|n| seen.insert(n.clone()))
-            .collect()
-    })
+    let name = prop_oneof![(0u32..500).prop_map(|i| format!("n{i}")), "[a-zé🦀]{1,5}"];
+    support::distinct(vec(name, 0..=max), String::as_str)
 }
 
-fn jump(names: &[String]) -> Jump {
-    Jump::new(names.iter().map(Node::new).collect()).expect("valid nodes")
-}
-
-fn owner_name(j: &Jump, hash: u64) -> Option<&str> {
-    j.owner(hash).and_then(|id| j.nodes().name(id))
+fn jump<S: AsRef<str>>(names: &[S]) -> Jump {
+    Jump::new(support::nodes(names)).expect("valid nodes")
 }
 
 proptest! {
@@ -143,33 +132,15 @@ proptest! {
 
 #[test]
 fn totality_on_zero_one_and_two_nodes() {
-    let mut out = vec![7];
-    let empty = jump(&[]);
-    assert!(empty.is_empty());
-    let one = jump(&["a".into()]);
-    let two = jump(&["b".into(), "a".into()]);
-    let mut seen = HashSet::new();
-    for i in 0..1000u64 {
-        let h = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        assert_eq!(empty.owner(h), None);
-        empty.replicas_into(h, 3, &mut out);
-        assert!(out.is_empty());
-        assert_eq!(owner_name(&one, h), Some("a"));
-        seen.insert(owner_name(&two, h).expect("two nodes"));
-        two.replicas_into(h, 5, &mut out);
-        assert_eq!(out.len(), 2);
-    }
-    assert_eq!(seen, HashSet::from(["a", "b"]));
-    let as_trait: &dyn Placement = &two;
-    let hashes: Vec<u64> = (0..100).map(|i| ringwise::replica_key(i, 3)).collect();
-    as_trait.owners_into(&hashes, &mut out);
-    assert!(
-        out.iter()
-            .zip(&hashes)
-            .all(|(&id, &h)| Some(id) == two.owner(h))
-    );
-    assert_eq!(as_trait.len(), 2);
-    assert_eq!(Placement::without_node(&two, "a"), Ok(jump(&["b".into()])));
+    let empty = jump::<&str>(&[]);
+    let one = jump(&["a"]);
+    let two = jump(&["b", "a"]);
+    // The single node is "a"; both "a" and "b" own some hash.
+    assert_eq!(one.nodes().name(0), Some("a"));
+    let spread = (0..1000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let hashes: Vec<u64> = spread.chain((0..100).map(|i| replica_key(i, 3))).collect();
+    support::assert_total(&empty, &one, &two, &hashes);
+    assert_eq!(Placement::without_node(&two, "a"), Ok(jump(&["b"])));
     assert_eq!(
         empty.without_node("a"),
         Err(Error::UnknownNode { name: "a".into() })
@@ -214,7 +185,7 @@ fn bad_inputs_give_the_specific_error() {
     assert!(matches!(nan, Err(Error::InvalidWeight { .. })));
     let dup = Jump::new(vec![Node::new("a"), Node::new("a")]);
     assert_eq!(dup, Err(Error::DuplicateNode { name: "a".into() }));
-    let j = jump(&["a".into()]);
+    let j = jump(&["a"]);
     assert!(matches!(
         j.with_node(Node::new("b").weight(0.5)),
         Err(Error::Unsupported {

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 
-use ringwise::{Live, Node, Ring, StableHash};
+use ringwise::{Live, Node, Placement, Ring, StableHash};
 
 /// The owner by brute force: the first point >= hash, else the first point.
 fn brute_owner(ring: &Ring, hash: u64) -> Option<u32> {

@@ -6,6 +6,8 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use ringwise::{Error, Maglev, Node, NodeId, Placement};
 
+use crate::support;
+
 /// The owner's name of every slot, read as Envoy's tests read them: the key
 /// hash is the slot index, so `owner(i)` is `table[i]`.
 /// Empty without nodes.
@@ -145,34 +147,13 @@ fn only_primes_are_table_sizes() {
 
 #[test]
 fn totality_on_zero_one_and_two_nodes() {
-    let mut out = vec![7];
     let empty = Maglev::new(Vec::new(), 7).expect("no nodes is a valid cluster");
-    assert!(empty.is_empty());
-    for h in [0, 1, 6, u64::MAX] {
-        assert_eq!(empty.owner(h), None);
-        empty.replicas_into(h, 3, &mut out);
-        assert!(out.is_empty());
-    }
     let one = empty.with_node(Node::new("solo")).expect("one node");
     let two = one.with_node(Node::new("duo")).expect("two nodes");
-    for h in (0..1000).chain([u64::MAX - 1, u64::MAX]) {
-        assert_eq!(one.owner(h), Some(0));
-        one.replicas_into(h, 3, &mut out);
-        assert_eq!(out, [0]);
-        two.replicas_into(h, 5, &mut out);
-        assert_eq!(out.len(), 2);
-        assert_ne!(out[0], out[1]);
-        assert_eq!(Some(out[0]), two.owner(h));
-    }
+    let ends = [0, 1, 6, u64::MAX - 1, u64::MAX];
+    let hashes: Vec<u64> = (0..1000).chain(ends).collect();
+    support::assert_total(&empty, &one, &two, &hashes);
     assert_eq!(counts(&two).len(), 2, "both nodes own slots");
-}
-
-fn node_name() -> impl Strategy<Value = String> {
-    prop_oneof![
-        (0u32..1000).prop_map(|i| format!("node-{i}")),
-        "[a-z]{1,6}",
-        "[а-яё日本語🦀]{1,4}",
-    ]
 }
 
 /// Nodes with distinct names and weights from `weight`.
@@ -180,11 +161,10 @@ fn cluster(
     sizes: std::ops::RangeInclusive<usize>,
     weight: impl Strategy<Value = f64>,
 ) -> impl Strategy<Value = Vec<Node>> {
-    vec((node_name(), weight), sizes).prop_map(|nodes| {
-        let mut seen = HashSet::new();
+    let named = support::distinct(vec((support::name(), weight), sizes), |(name, _)| name);
+    named.prop_map(|nodes| {
         nodes
             .into_iter()
-            .filter(|(name, _)| seen.insert(name.clone()))
             .map(|(name, weight)| Node::new(name).weight(weight))
             .collect()
     })

@@ -10,6 +10,8 @@ use proptest::sample::Index;
 use ringwise::{Error, Jump, Memento, Node, Placement, jump_consistent_hash};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
+use crate::support::{self, owner_name};
+
 /// The semantics MementoHash encodes, kept explicitly: the working buckets
 /// sit in a compact array of positions; removing a bucket moves the last
 /// position's bucket into its place. A key on a removed bucket `b` is rehashed
@@ -81,21 +83,12 @@ impl Model {
 }
 
 fn names(max: usize) -> impl Strategy<Value = Vec<String>> {
-    vec((0u32..300).prop_map(|i| format!("n{i}")), 0..=max).prop_map(|names| {
-        let mut seen = HashSet::new();
-        names
-            .into_iter()
-            .filter(|n| seen.insert(n.clone()))
-            .collect()
-    })
+    let name = (0u32..300).prop_map(|i| format!("n{i}"));
+    support::distinct(vec(name, 0..=max), String::as_str)
 }
 
-fn memento(names: &[String]) -> Memento {
-    Memento::new(names.iter().map(Node::new).collect()).expect("valid nodes")
-}
-
-fn owner_name(m: &Memento, hash: u64) -> Option<&str> {
-    m.owner(hash).and_then(|id| m.nodes().name(id))
+fn memento<S: AsRef<str>>(names: &[S]) -> Memento {
+    Memento::new(support::nodes(names)).expect("valid nodes")
 }
 
 /// Applies one random change: a removal (kind 0 or 1, when possible) or an
@@ -139,9 +132,9 @@ proptest! {
     #[test]
     fn without_removals_it_is_jump(names in names(60), hashes in vec(any::<u64>(), 100)) {
         let m = memento(&names);
-        let j = Jump::new(names.iter().map(Node::new).collect()).expect("valid nodes");
+        let j = Jump::new(support::nodes(&names)).expect("valid nodes");
         for h in hashes {
-            prop_assert_eq!(owner_name(&m, h), j.owner(h).and_then(|id| j.nodes().name(id)));
+            prop_assert_eq!(owner_name(&m, h), owner_name(&j, h));
         }
     }
 
@@ -219,31 +212,19 @@ proptest! {
 
 #[test]
 fn totality_on_zero_one_and_two_nodes() {
-    let two = memento(&["a".into(), "b".into()]);
+    let two = memento(&["a", "b"]);
     let one = two.without_node("a").expect("member");
     let zero = one.without_node("b").expect("member");
     assert_eq!((one.len(), one.removed_count()), (1, 1));
     assert_eq!((zero.len(), zero.removed_count()), (0, 2));
-    let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    for i in 0..1000u64 {
-        let h = ringwise::replica_key(i, 7);
-        seen.insert(owner_name(&two, h).expect("two nodes"));
-        assert_eq!(owner_name(&one, h), Some("b"));
-        assert_eq!(zero.owner(h), None);
-        zero.replicas_into(h, 2, &mut out);
-        assert!(out.is_empty());
-        assert_eq!(memento(&[]).owner(h), None);
-    }
-    assert_eq!(seen, HashSet::from(["a", "b"]));
-    let as_trait: &dyn Placement = &two;
-    let hashes: Vec<u64> = (0..100).map(|i| ringwise::replica_key(i, 3)).collect();
-    as_trait.owners_into(&hashes, &mut out);
-    assert!(
-        out.iter()
-            .zip(&hashes)
-            .all(|(&id, &h)| Some(id) == two.owner(h))
-    );
+    // The single node left is "b"; both "a" and "b" own some hash.
+    assert_eq!(one.nodes().name(0), Some("b"));
+    let spread = (0..1000u64).map(|i| ringwise::replica_key(i, 7));
+    let hashes: Vec<u64> = spread
+        .chain((0..100).map(|i| ringwise::replica_key(i, 3)))
+        .collect();
+    support::assert_total(&zero, &one, &two, &hashes);
+    support::assert_empty(&memento::<&str>(&[]), &hashes);
     assert_eq!(Placement::without_node(&two, "a"), Ok(one.clone()));
     // LIFO: "b" comes back on bucket 1 and "a" on bucket 0, the old mapping.
     let back = zero.with_node(Node::new("b")).expect("new");
@@ -339,7 +320,7 @@ fn bad_inputs_give_the_specific_error() {
     ));
     let bad = Memento::new(vec![Node::new("a").weight(-1.0)]);
     assert!(matches!(bad, Err(Error::InvalidWeight { .. })));
-    let m = memento(&["a".into()]);
+    let m = memento(&["a"]);
     assert!(matches!(
         m.with_node(Node::new("b").weight(2.0)),
         Err(Error::Unsupported {

@@ -8,13 +8,7 @@ use proptest::prelude::*;
 use ringwise::{Error, MultiProbe, Node, NodeId, Placement};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
-fn names(nodes: impl IntoIterator<Item = String>) -> Vec<Node> {
-    nodes.into_iter().map(Node::new).collect()
-}
-
-fn owner_name(mp: &MultiProbe, hash: u64) -> Option<&str> {
-    mp.owner(hash).and_then(|id| mp.nodes().name(id))
-}
+use crate::support::{self, nodes as names, owner_name};
 
 /// Peak load over mean load of `hashes` keys on 100 nodes.
 fn peak_to_mean(probes: u32, hashes: u64) -> f64 {
@@ -49,7 +43,7 @@ fn twenty_one_probes_balance_to_within_twenty_percent() {
 #[test]
 fn bad_parameters_are_refused() {
     for probes in [0, MultiProbe::MAX_PROBES + 1, u32::MAX] {
-        match MultiProbe::new(names(["a".into()]), probes) {
+        match MultiProbe::new(names(["a"]), probes) {
             Err(Error::InvalidParameter {
                 algorithm: "multi-probe",
                 parameter: "probes",
@@ -59,10 +53,10 @@ fn bad_parameters_are_refused() {
             other => panic!("{probes} probes: expected InvalidParameter, got {other:?}"),
         }
     }
-    let max = MultiProbe::new(names(["a".into()]), MultiProbe::MAX_PROBES).expect("256 probes");
+    let max = MultiProbe::new(names(["a"]), MultiProbe::MAX_PROBES).expect("256 probes");
     assert_eq!(max.probes(), 256);
     assert_eq!(MultiProbe::DEFAULT_PROBES, 21);
-    let twice = names(["a".into(), "a".into()]);
+    let twice = names(["a", "a"]);
     assert!(matches!(
         MultiProbe::new(twice, 21),
         Err(Error::DuplicateNode { .. })
@@ -94,45 +88,17 @@ fn weights_must_be_equal() {
 
 #[test]
 fn totality_on_zero_one_and_two_nodes() {
-    let mut out = vec![9];
     let empty = MultiProbe::new(Vec::new(), 21).expect("no nodes");
-    assert!(empty.is_empty());
     let one = empty.with_node(Node::new("solo")).expect("one node");
     let two = one.with_node(Node::new("duo")).expect("two nodes");
-    let mut seen = HashSet::new();
-    for h in (0..2000).chain([u64::MAX - 1, u64::MAX]) {
-        assert_eq!(empty.owner(h), None);
-        empty.replicas_into(h, 2, &mut out);
-        assert!(out.is_empty());
-        assert_eq!(one.owner(h), Some(0));
-        one.replicas_into(h, 3, &mut out);
-        assert_eq!(out, [0]);
-        two.replicas_into(h, 5, &mut out);
-        assert_eq!(out.len(), 2);
-        assert_ne!(out[0], out[1]);
-        assert_eq!(Some(out[0]), two.owner(h));
-        seen.insert(out[0]);
-    }
-    assert_eq!(seen.len(), 2, "both nodes own keys");
-}
-
-fn node_name() -> impl Strategy<Value = String> {
-    prop_oneof![
-        (0u32..1000).prop_map(|i| format!("node-{i}")),
-        "[a-z]{1,6}",
-        "[а-яё日本語🦀]{1,4}",
-    ]
+    let hashes: Vec<u64> = (0..2000).chain([u64::MAX - 1, u64::MAX]).collect();
+    // Both nodes own keys: checked there.
+    support::assert_total(&empty, &one, &two, &hashes);
 }
 
 /// Distinct names.
 fn cluster(max: usize) -> impl Strategy<Value = Vec<String>> {
-    vec(node_name(), 0..=max).prop_map(|names| {
-        let mut seen = HashSet::new();
-        names
-            .into_iter()
-            .filter(|n| seen.insert(n.clone()))
-            .collect()
-    })
+    support::distinct(vec(support::name(), 0..=max), String::as_str)
 }
 
 fn probes() -> impl Strategy<Value = u32> {
@@ -173,7 +139,7 @@ proptest! {
 
     #[test]
     fn adding_a_node_moves_keys_only_to_it(
-        nodes in cluster(100), extra in node_name(), k in probes(),
+        nodes in cluster(100), extra in support::name(), k in probes(),
         hashes in vec(any::<u64>(), 300)
     ) {
         prop_assume!(!nodes.contains(&extra));

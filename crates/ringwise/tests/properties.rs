@@ -4,7 +4,9 @@ use std::collections::HashSet;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use ringwise::{KeyHasher, Node, NodeId, Ring, StableHash};
+use ringwise::{KeyHasher, Keyed, Node, NodeId, Placement, Ring, StableHash, Vnodes};
+
+use crate::support::{self, owner_name};
 
 /// A deliberately weak hash with 256 values: most points collide, so the
 /// tie-break by node name decides almost every lookup.
@@ -17,17 +19,9 @@ impl KeyHasher for Weak8 {
     }
 }
 
-fn name() -> impl Strategy<Value = String> {
-    prop_oneof![
-        (0u32..1000).prop_map(|i| format!("node-{i}")),
-        "[a-z]{1,6}",
-        "[а-яё日本語🦀]{1,4}",
-    ]
-}
-
 fn node() -> impl Strategy<Value = Node> {
     let zone = prop::option::of(prop_oneof![Just("z1"), Just("z2"), Just("z3"), Just("z4")]);
-    (name(), 0.05f64..4.0, zone).prop_map(|(name, weight, zone)| {
+    (support::name(), 0.05f64..4.0, zone).prop_map(|(name, weight, zone)| {
         let node = Node::new(name).weight(weight);
         match zone {
             Some(z) => node.zone(z),
@@ -38,26 +32,19 @@ fn node() -> impl Strategy<Value = Node> {
 
 /// 0–200 nodes with distinct names.
 fn nodes(max: usize) -> impl Strategy<Value = Vec<Node>> {
-    vec(node(), 0..=max).prop_map(|nodes| {
-        let mut seen = HashSet::new();
-        nodes
-            .into_iter()
-            .filter(|n| seen.insert(n.name.clone()))
-            .collect()
-    })
+    support::distinct(vec(node(), 0..=max), |n| &n.name)
 }
 
-fn build<H: KeyHasher>(hasher: H, vnodes: u32, nodes: Vec<Node>) -> Ring<H> {
+fn build<H>(hasher: H, vnodes: u32, nodes: Vec<Node>) -> Ring<Vnodes<H>>
+where
+    H: KeyHasher + Clone + std::fmt::Debug + Send + Sync,
+{
     Ring::builder()
         .hasher(hasher)
         .vnodes(vnodes)
         .nodes(nodes)
         .build()
         .expect("valid cluster")
-}
-
-fn owner_name<H: KeyHasher>(ring: &Ring<H>, hash: u64) -> Option<&str> {
-    ring.owner(hash).and_then(|id| ring.nodes().name(id))
 }
 
 proptest! {
@@ -199,7 +186,10 @@ fn one_node_owns_everything() {
     for h in [0, 1, u64::MAX / 3, u64::MAX] {
         assert_eq!(owner_name(&ring, h), Some("solo"));
     }
-    assert_eq!(ring.replicas("k", 5), ["solo"]);
+    assert_eq!(
+        Keyed::new(ring.clone(), StableHash::Md5).replicas("k", 5),
+        ["solo"]
+    );
     let stats = ring.stats();
     assert_eq!(stats.nodes[0].share, 1.0);
 }
@@ -209,9 +199,10 @@ fn empty_ring_and_removing_the_last_node() {
     let ring = build(StableHash::Xxh3, 10, vec![Node::new("only")]);
     let empty = ring.without_node("only").expect("member");
     assert!(empty.is_empty());
+    let again = empty.with_node(Node::new("only")).expect("new");
+    let empty = Keyed::new(empty, StableHash::Xxh3);
     assert_eq!(empty.locate("k"), None);
     assert!(empty.replicas("k", 3).is_empty());
-    let again = empty.with_node(Node::new("only")).expect("new");
     assert!(again.iter().eq(ring.iter()));
 }
 
@@ -219,7 +210,7 @@ fn empty_ring_and_removing_the_last_node() {
 fn unicode_names_are_ordered_by_bytes() {
     // Same point for every vnode: ties resolve by UTF-8 byte order of names,
     // which is also Python's code-point order.
-    #[derive(Clone, Copy)]
+    #[derive(Debug, Clone, Copy)]
     struct Constant;
     impl KeyHasher for Constant {
         fn hash(&self, _: &[u8]) -> u64 {
@@ -231,7 +222,7 @@ fn unicode_names_are_ordered_by_bytes() {
     let mut sorted = names;
     sorted.sort_by_key(|n| n.chars().map(u32::from).collect::<Vec<_>>());
     assert_eq!(owner_name(&ring, 0), Some(sorted[0]));
-    assert_eq!(ring.replicas("anything", 6), sorted);
+    assert_eq!(Keyed::new(ring, Constant).replicas("anything", 6), sorted);
 }
 
 #[test]

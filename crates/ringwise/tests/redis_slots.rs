@@ -15,14 +15,15 @@
 //! A missing `redis-server` fails the test: it is never skipped.
 
 use std::fs::{self, File};
-use std::io::{BufRead, BufReader, ErrorKind, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Shutdown, TcpStream};
+use std::process::{Command, Stdio};
 use std::thread::sleep;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use ringwise::key_slot;
+
+use crate::support::process::{Guard, free_port, scratch_dir};
 
 const SEED: u64 = 0x5107_5EED;
 const RANDOM_KEYS: usize = 12_000;
@@ -32,19 +33,10 @@ const INSTALL_HINT: &str = "run scripts/install-test-deps (it installs the Debia
                             `redis-server`); this test is never skipped";
 
 /// A running `redis-server`; dropping it kills the process and removes its
-/// directory.
+/// directory (the [`Guard`] does).
 struct Server {
-    child: Child,
-    dir: PathBuf,
+    process: Guard,
     port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = fs::remove_dir_all(&self.dir);
-    }
 }
 
 impl Server {
@@ -63,15 +55,11 @@ impl Server {
     }
 
     fn spawn() -> Server {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let dir =
-            std::env::temp_dir().join(format!("ringwise-redis-{}-{nanos}", std::process::id()));
-        fs::create_dir_all(&dir).expect("create a temporary directory");
+        let dir = scratch_dir("ringwise-redis");
         let log = File::create(dir.join("redis.log")).expect("create the log file");
         let port = free_port();
-        let child = Command::new("redis-server")
+        let mut command = Command::new("redis-server");
+        command
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--cluster-enabled", "yes", "--cluster-config-file"])
             .arg(dir.join("nodes.conf"))
@@ -80,24 +68,15 @@ impl Server {
             .args(["--save", "", "--appendonly", "no"])
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("clone the log handle"))
-            .stderr(log)
-            .spawn();
-        match child {
-            Ok(child) => Server { child, dir, port },
-            Err(err) => {
-                let _ = fs::remove_dir_all(&dir);
-                if err.kind() == ErrorKind::NotFound {
-                    panic!("`redis-server` is not installed: {INSTALL_HINT}");
-                }
-                panic!("could not start `redis-server`: {err}; {INSTALL_HINT}");
-            }
-        }
+            .stderr(log);
+        let process = Guard::spawn(&mut command, dir, INSTALL_HINT);
+        Server { process, port }
     }
 
     fn wait_ready(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + READY_WITHIN;
         loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Some(status) = self.process.exited() {
                 return Err(format!("it exited ({status}); log:\n{}", self.log()));
             }
             if let Ok(mut conn) = self.connect()
@@ -125,14 +104,8 @@ impl Server {
     }
 
     fn log(&self) -> String {
-        fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
+        fs::read_to_string(self.process.dir().join("redis.log")).unwrap_or_default()
     }
-}
-
-/// A loopback port that was free a moment ago.
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-    listener.local_addr().expect("local address").port()
 }
 
 struct Connection {

@@ -8,35 +8,19 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use ringwise::{Node, NodeId, Placement, Rendezvous};
 
-fn name() -> impl Strategy<Value = String> {
-    prop_oneof![
-        (0u32..1000).prop_map(|i| format!("node-{i}")),
-        "[a-z]{1,6}",
-        "[а-яё日本語🦀]{1,4}",
-    ]
-}
+use crate::support::{self, owner_name};
 
 fn node() -> impl Strategy<Value = Node> {
-    (name(), 0.05f64..4.0).prop_map(|(name, weight)| Node::new(name).weight(weight))
+    (support::name(), 0.05f64..4.0).prop_map(|(name, weight)| Node::new(name).weight(weight))
 }
 
 /// Up to `max` nodes with distinct names.
 fn nodes(max: usize) -> impl Strategy<Value = Vec<Node>> {
-    vec(node(), 0..=max).prop_map(|nodes| {
-        let mut seen = HashSet::new();
-        nodes
-            .into_iter()
-            .filter(|n| seen.insert(n.name.clone()))
-            .collect()
-    })
+    support::distinct(vec(node(), 0..=max), |n| &n.name)
 }
 
 fn build(nodes: Vec<Node>) -> Rendezvous {
     Rendezvous::new(nodes).expect("valid cluster")
-}
-
-fn owner_name(r: &Rendezvous, hash: u64) -> Option<&str> {
-    r.owner(hash).and_then(|id| r.nodes().name(id))
 }
 
 proptest! {
@@ -143,28 +127,16 @@ proptest! {
 
 #[test]
 fn totality_on_zero_one_two_nodes() {
-    let mut out = Vec::new();
     let empty = build(vec![]);
-    assert_eq!(empty.owner(7), None);
-    empty.replicas_into(7, 3, &mut out);
-    assert!(out.is_empty());
-
     let one = build(vec![Node::new("a")]);
     let two = build(vec![Node::new("b"), Node::new("a").weight(2.0)]);
-    let mut seen = [0usize; 2];
-    for h in [0, 1, u64::MAX, 1 << 63, 12345] {
-        assert_eq!(one.owner(h), Some(0));
-        seen[two.owner(h).expect("two nodes") as usize] += 1;
-        two.replicas_into(h, 5, &mut out);
-        assert_eq!(out.len(), 2);
-        assert_ne!(out[0], out[1]);
-    }
-    for h in 0..1000u64 {
-        seen[two
-            .owner(h.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-            .expect("two") as usize] += 1;
-    }
-    assert!(seen[0] > 0 && seen[1] > 0, "both nodes own keys: {seen:?}");
+    let spread = (0..1000u64).map(|h| h.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let hashes: Vec<u64> = [7, 0, 1, u64::MAX, 1 << 63, 12345]
+        .into_iter()
+        .chain(spread)
+        .collect();
+    // Both nodes own keys: checked there.
+    support::assert_total(&empty, &one, &two, &hashes);
 }
 
 #[test]

@@ -15,8 +15,10 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use ringwise::{Node, Ring, StableHash};
+use ringwise::{Keyed, Node, Placement, Ring, StableHash};
 use serde_json::Value;
+
+use crate::support::process;
 
 const SEED: u64 = 20_261_129;
 const CASES: usize = 40;
@@ -33,29 +35,18 @@ fn peer() -> &'static [Value] {
 
 fn run_peer() -> Vec<Value> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/seed_recipe.py");
-    let output = Command::new("python3")
-        .arg(&script)
-        .arg(SEED.to_string())
-        .arg(CASES.to_string())
-        .output()
-        .unwrap_or_else(|err| {
-            panic!(
-                "could not run `python3 {}`: {err}. This test needs python3 \
-                 (standard library only) on PATH; it is never skipped.",
-                script.display()
-            )
-        });
-    assert!(
-        output.status.success(),
-        "`python3 {} {SEED} {CASES}` failed ({}):\n{}",
-        script.display(),
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
+    let stdout = process::output(
+        Command::new("python3")
+            .arg(&script)
+            .arg(SEED.to_string())
+            .arg(CASES.to_string()),
+        "This test needs python3 (standard library only) on PATH, which \
+         scripts/install-test-deps installs; it is never skipped.",
     );
-    let doc: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
+    let doc: Value = serde_json::from_slice(&stdout).unwrap_or_else(|err| {
         panic!(
             "the peer's output is not JSON ({err}); it starts with {:?}",
-            String::from_utf8_lossy(&output.stdout[..output.stdout.len().min(200)])
+            String::from_utf8_lossy(&stdout[..stdout.len().min(200)])
         )
     });
     let Value::Array(cases) = doc else {
@@ -110,7 +101,7 @@ struct Case {
     vnodes: u32,
     nodes: Vec<Node>,
     keys: Vec<String>,
-    ring: Ring,
+    ring: Keyed<Ring>,
 }
 
 impl Case {
@@ -133,6 +124,7 @@ impl Case {
             .nodes(nodes.clone())
             .build()
             .unwrap_or_else(|err| panic!("case {index}: ringwise rejected the ring: {err}"));
+        let ring = Keyed::new(ring, StableHash::Md5);
         Case {
             index,
             vnodes,
@@ -162,7 +154,7 @@ impl Case {
 fn compare_owners(
     case: &Case,
     what: &str,
-    ring: &Ring,
+    ring: &Keyed<Ring>,
     expected: &[Option<String>],
     mismatches: &mut Vec<String>,
 ) {
@@ -215,8 +207,10 @@ fn check_case(index: usize, json: &Value, mismatches: &mut Vec<String>) -> usize
     let removed = text(field(json, "removed"), "removed");
     let smaller = case
         .ring
+        .placement()
         .without_node(removed)
         .unwrap_or_else(|err| panic!("{}: without_node({removed:?}): {err}", case.describe()));
+    let smaller = Keyed::new(smaller, StableHash::Md5);
     compare_owners(
         &case,
         &format!("get_node after remove_node({removed:?})"),
@@ -232,8 +226,10 @@ fn check_case(index: usize, json: &Value, mismatches: &mut Vec<String>) -> usize
     );
     let bigger = case
         .ring
+        .placement()
         .with_node(added)
         .unwrap_or_else(|err| panic!("{}: with_node: {err}", case.describe()));
+    let bigger = Keyed::new(bigger, StableHash::Md5);
     compare_owners(
         &case,
         &label,
@@ -289,10 +285,17 @@ fn article_example_holds_in_both() {
         .nodes(["cache-a", "cache-b", "cache-c"].map(Node::new))
         .build()
         .expect("the article's ring");
+    let ring = Keyed::new(ring, StableHash::Md5);
     assert_eq!(ring.locate("user:42"), Some("cache-a"));
     assert_eq!(ring.replicas("user:42", 2), ["cache-a", "cache-b"]);
-    let smaller = ring.without_node("cache-a").expect("cache-a is a member");
-    assert_eq!(smaller.locate("user:42"), Some("cache-b"));
+    let smaller = ring
+        .placement()
+        .without_node("cache-a")
+        .expect("cache-a is a member");
+    assert_eq!(
+        Keyed::new(smaller, StableHash::Md5).locate("user:42"),
+        Some("cache-b")
+    );
 }
 
 #[test]

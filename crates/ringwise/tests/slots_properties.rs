@@ -6,27 +6,22 @@ use std::collections::HashSet;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use ringwise::{Error, KeyHasher, Node, Placement, RedisSlot, SLOT_COUNT, Slots, key_slot};
+use ringwise::{
+    Error, KeyHasher, Keyed, Node, Placement, RedisSlot, SLOT_COUNT, Slots, StableHash, key_slot,
+};
+
+use crate::support;
 
 fn names(max: usize) -> impl Strategy<Value = Vec<String>> {
-    vec(
-        prop_oneof![
-            (0u32..500).prop_map(|i| format!("node-{i}")),
-            "[a-zé日]{1,5}"
-        ],
-        0..=max,
-    )
-    .prop_map(|names| {
-        let mut seen = HashSet::new();
-        names
-            .into_iter()
-            .filter(|n| seen.insert(n.clone()))
-            .collect()
-    })
+    let name = prop_oneof![
+        (0u32..500).prop_map(|i| format!("node-{i}")),
+        "[a-zé日]{1,5}"
+    ];
+    support::distinct(vec(name, 0..=max), String::as_str)
 }
 
 fn build(names: &[String]) -> Slots {
-    Slots::new(names.iter().map(Node::new)).expect("valid cluster")
+    Slots::new(support::nodes(names)).expect("valid cluster")
 }
 
 /// The owner name of every slot.
@@ -124,13 +119,14 @@ proptest! {
 
     #[test]
     fn keyed_lookup_uses_the_redis_slot(names in names(10), keys in vec(vec(any::<u8>(), 0..24), 50)) {
-        let s = build(&names);
+        let keyed = Keyed::new(build(&names), StableHash::RedisCrc16);
+        let s = keyed.placement();
         for key in keys {
             let slot = key_slot(&key);
             prop_assert!(usize::from(slot) < SLOT_COUNT);
             prop_assert_eq!(s.owner(RedisSlot.hash(&key)), s.owner(u64::from(slot)));
             prop_assert_eq!(
-                s.locate(&key),
+                keyed.locate(&key),
                 s.owner(u64::from(slot)).and_then(|id| s.nodes().name(id))
             );
         }
@@ -190,15 +186,16 @@ fn removing_gives_ascending_slots_to_the_emptiest() {
 fn totality_on_zero_one_two_nodes() {
     let mut out = vec![9];
     let empty = Slots::new([]).expect("empty");
-    assert_eq!(empty.owner(3), None);
-    assert_eq!(empty.locate("k"), None);
-    empty.replicas_into(3, 2, &mut out);
-    assert!(out.is_empty());
+    assert_eq!(
+        Keyed::new(empty.clone(), StableHash::RedisCrc16).locate("k"),
+        None
+    );
 
     let one = empty.with_node(Node::new("solo")).expect("first node");
     assert_eq!(one.slot_counts(), vec![SLOT_COUNT]);
     let two = one.with_node(Node::new("duo")).expect("second");
     assert_eq!(two.slot_counts(), vec![8192, 8192]);
+    support::assert_total(&empty, &one, &two, &[3, 12345, 8191, 8192, u64::MAX]);
     two.replicas_into(12345, 9, &mut out);
     assert_eq!(out.len(), 2);
     let dynamic: &dyn Placement = &two;

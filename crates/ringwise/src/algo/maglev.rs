@@ -36,8 +36,10 @@
 //! and besides the `M/N` slots that must move, others change hands too, more
 //! as `N²/M` grows. Measured (removing or adding one node, 40 trials): at
 //! `M = 65537`, 1.16 times the optimum with 40 nodes, 1.56 with 100, 3.6
-//! with 300: keep `N²` under about `0.4·M` to stay under twice (the property
-//! tests check at most 3 times there). `M` must be prime, at least the node
+//! with 300: keep `N²` under about `0.4·M` to stay under twice on average.
+//! Single changes vary: the worst of about 34,000 random joins and leaves
+//! at small N (conformance suite) moved 2.04 times the optimum, so the
+//! tests allow at most 3 times. `M` must be prime, at least the node
 //! count (every node claims a slot in round 1) and at most 2^24.
 
 use crate::Error;
