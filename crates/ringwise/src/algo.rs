@@ -79,16 +79,47 @@ macro_rules! registry {
                     $(Algorithm::$variant => <$ty as Registered>::default_hash(),)+
                 }
             }
+
+            /// The parameters (names of [`Params::NAMES`]) this algorithm
+            /// reads; it ignores the others. Every algorithm reads the hash.
+            pub fn reads(self) -> &'static [&'static str] {
+                match self {
+                    $(Algorithm::$variant => <$ty as Registered>::READS,)+
+                }
+            }
+
+            /// Refuses a key hash this algorithm cannot spread keys with:
+            /// `redis-crc16`'s 14-bit slot numbers mean something only to
+            /// `slots` (on a ring they all fall before one point, so one
+            /// node would own every key).
+            pub fn check_hash(self, hash: StableHash) -> Result<(), Error> {
+                let accepted = match self {
+                    $(Algorithm::$variant => <$ty as Registered>::accepts_hash(hash),)+
+                };
+                if accepted {
+                    return Ok(());
+                }
+                Err(Error::InvalidParameter {
+                    algorithm: self.name(),
+                    parameter: "hash",
+                    value: hash.name().into(),
+                    expected: "a 64-bit hash such as xxh3: redis-crc16 gives 14-bit Redis \
+                               slot numbers, which only algorithm slots can use",
+                })
+            }
         }
 
         impl AnyPlacement {
             /// Builds `algorithm` over `nodes`. Their order matters only to
             /// jump and memento, whose buckets follow it (join order).
+            /// Refuses a hash the algorithm cannot use
+            /// ([`Algorithm::check_hash`]).
             pub fn build(
                 algorithm: Algorithm,
                 nodes: Vec<Node>,
                 params: &Params,
             ) -> Result<Self, Error> {
+                algorithm.check_hash(params.hash)?;
                 Ok(match algorithm {
                     $(Algorithm::$variant => {
                         AnyPlacement::$variant(<$ty as Registered>::build(nodes, params)?)

@@ -10,6 +10,7 @@
 //! vnodes = 160            # optional, default 160 (ring)
 //! table_size = 65537      # optional, a prime (maglev)
 //! probes = 21             # optional (multiprobe)
+//! max_points = 16777216   # optional: the ring's point budget, up to 2^28
 //! # epsilon = 0.25        # optional: bounded loads for keys looked up together
 //! # secret = "00112233445566778899aabbccddeeff"   # required by hash = "siphash"
 //!
@@ -67,6 +68,18 @@ impl ClusterSpec {
     pub fn build(&self) -> Result<Keyed<AnyPlacement>, Error> {
         let placement = AnyPlacement::build(self.algorithm, self.join_order(), &self.params)?;
         Ok(Keyed::new(placement, self.params.hash))
+    }
+
+    /// The parameters of [`Params::NAMES`] that differ from their defaults
+    /// but that the algorithm does not read (`table_size` on a ring...):
+    /// settings that do nothing, for a caller to warn about.
+    pub fn ignored_params(&self) -> Vec<&'static str> {
+        let reads = self.algorithm.reads();
+        self.params
+            .differing(&Params::DEFAULT)
+            .into_iter()
+            .filter(|name| !reads.contains(name))
+            .collect()
     }
 
     /// The nodes in listed order (name order when `listed` is empty).

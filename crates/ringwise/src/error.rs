@@ -14,14 +14,16 @@ pub enum Error {
     InvalidName { name: String, reason: &'static str },
     /// Two nodes share a name.
     DuplicateNode { name: String },
-    /// A weight was not finite, not positive or above [`crate::MAX_WEIGHT`].
+    /// A weight was not finite, below [`crate::MIN_WEIGHT`] or above
+    /// [`crate::MAX_WEIGHT`].
     InvalidWeight { node: String, weight: f64 },
     /// A zone name was empty or held a control character.
     InvalidZone { node: String, zone: String },
     /// `vnodes` was 0 or above [`crate::MAX_VNODES`].
     InvalidVnodes { vnodes: u64 },
-    /// The ring would hold more points than [`crate::MAX_POINTS`].
-    TooManyPoints { points: u64 },
+    /// The ring would hold more points than its budget `limit`
+    /// ([`crate::MAX_POINTS`] unless raised).
+    TooManyPoints { points: u64, limit: u64 },
     /// A membership change named a node that is not in the cluster.
     UnknownNode { name: String },
     /// A hash name that ringwise does not know.
@@ -73,8 +75,9 @@ impl fmt::Display for Error {
             ),
             Error::InvalidWeight { node, weight } => write!(
                 f,
-                "node {node:?} has weight {weight}: a weight must be a finite number \
-                 greater than 0 and at most {}",
+                "node {node:?} has weight {weight}: a weight must be a number from {:e} \
+                 to {}",
+                crate::MIN_WEIGHT,
                 crate::MAX_WEIGHT
             ),
             Error::InvalidZone { node, zone } => write!(
@@ -87,11 +90,13 @@ impl fmt::Display for Error {
                 "vnodes = {vnodes}: use between 1 and {} virtual nodes per unit of weight",
                 crate::MAX_VNODES
             ),
-            Error::TooManyPoints { points } => write!(
+            Error::TooManyPoints { points, limit } => write!(
                 f,
-                "the ring would hold {points} points, more than the limit of {}: \
-                 lower vnodes or the weights",
-                crate::MAX_POINTS
+                "the ring would hold {points} points, more than its budget of {limit}: \
+                 lower vnodes or the weights, or raise the budget up to {} \
+                 (`max_points` in a cluster file, --max-points on the command line, \
+                 Params::max_points in the library)",
+                crate::MAX_POINTS_CEILING
             ),
             Error::UnknownNode { name } => write!(f, "no node named {name:?} in the cluster"),
             Error::UnknownHash { name, known } => write!(

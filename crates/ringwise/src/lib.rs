@@ -144,15 +144,23 @@ pub use cluster::ClusterSpec;
 pub use error::Error;
 pub use hash::{KeyHasher, RedisSlot, SLOT_COUNT, StableHash, key_slot};
 pub use layers::{Bounded, Keyed, Lease, Live, Snapshot};
-pub use node::{MAX_NAME_LEN, MAX_WEIGHT, Node, NodeId, NodeTable};
+pub use node::{MAX_NAME_LEN, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable};
 pub use placement::Placement;
 
 /// Most virtual nodes per unit of weight.
 pub const MAX_VNODES: u32 = 1_000_000;
 
-/// Most points one ring may hold (2^28: 4 GiB of points would not fit the
-/// `u32` index, and 3 GiB of RAM per snapshot is already a mistake).
-pub const MAX_POINTS: u64 = 1 << 28;
+/// Most points one ring may hold unless raised (2^24 = 16,777,216: about
+/// 200 MB and a few seconds of build, far above what a deployment needs;
+/// ketama's 160 points per node reach it only at 100,000 nodes). Raise it
+/// per ring with [`Params::max_points`], [`RingBuilder::max_points`] or a
+/// cluster file's `max_points`, up to [`MAX_POINTS_CEILING`].
+pub const MAX_POINTS: u64 = 1 << 24;
+
+/// The highest point budget that may be asked for (2^28: 4 GiB of points
+/// would not fit the `u32` index, and 3 GiB of RAM per snapshot is already
+/// a mistake).
+pub const MAX_POINTS_CEILING: u64 = 1 << 28;
 
 // The README's examples are compiled and run as doc tests too.
 #[cfg(doctest)]

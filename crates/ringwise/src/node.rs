@@ -11,6 +11,12 @@ use crate::Error;
 /// before the [`crate::MAX_POINTS`] limit stops it.
 pub const MAX_WEIGHT: f64 = 1_000_000.0;
 
+/// Lightest weight a node may have (absolute, like [`MAX_WEIGHT`]): shares
+/// span at most 12 orders of magnitude, so they stay printable and a node
+/// never weighs so little that its fair share rounds to nothing
+/// (`1e-308` would).
+pub const MIN_WEIGHT: f64 = 1e-6;
+
 /// Longest node name, in bytes.
 pub const MAX_NAME_LEN: usize = 1024;
 
@@ -23,7 +29,7 @@ pub struct Node {
     /// Stable identity (not an address that changes on restart): non-empty
     /// UTF-8 without control characters, at most [`MAX_NAME_LEN`] bytes.
     pub name: String,
-    /// Relative capacity: finite, `> 0`, at most [`MAX_WEIGHT`]. Default 1.
+    /// Relative capacity: from [`MIN_WEIGHT`] to [`MAX_WEIGHT`]. Default 1.
     pub weight: f64,
     /// Failure domain (rack, availability zone) used by zone-aware replicas.
     pub zone: Option<String>,
@@ -68,7 +74,7 @@ impl Node {
                 "a node name must not contain control characters (tabs, newlines, ...)",
             ));
         }
-        if !(self.weight.is_finite() && self.weight > 0.0 && self.weight <= MAX_WEIGHT) {
+        if !(self.weight.is_finite() && self.weight >= MIN_WEIGHT && self.weight <= MAX_WEIGHT) {
             return Err(Error::InvalidWeight {
                 node: self.name.clone(),
                 weight: self.weight,

@@ -25,6 +25,7 @@ mod conformance;
 mod hash_vectors;
 mod jump_properties;
 mod jump_vectors;
+mod limits;
 mod live;
 mod maglev_properties;
 mod memento_properties;

@@ -170,6 +170,8 @@ impl Registered for Maglev {
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         Self::new(nodes, params.table_size)
     }
+
+    const READS: &'static [&'static str] = &["table_size"];
 }
 
 fn check_table_size(size: u64, nodes: usize) -> Result<(), Error> {

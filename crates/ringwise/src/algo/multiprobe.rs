@@ -188,6 +188,8 @@ impl Registered for MultiProbe {
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         Self::new(nodes, params.probes)
     }
+
+    const READS: &'static [&'static str] = &["probes"];
 }
 
 /// Probe `i` of a key hash.

@@ -29,6 +29,9 @@ pub struct Params {
     pub table_size: u64,
     /// Multi-probe: probes per key.
     pub probes: u32,
+    /// Ring: the point budget, from 1 to [`crate::MAX_POINTS_CEILING`]
+    /// (default [`crate::MAX_POINTS`]).
+    pub max_points: u64,
 }
 
 impl Params {
@@ -38,7 +41,28 @@ impl Params {
         hash: StableHash::Xxh3,
         table_size: DEFAULT_TABLE_SIZE,
         probes: DEFAULT_PROBES,
+        max_points: crate::MAX_POINTS,
     };
+
+    /// The names of the parameters above as a cluster file spells them,
+    /// except `hash`, which every algorithm reads (it hashes the keys).
+    pub const NAMES: &'static [&'static str] = &["vnodes", "table_size", "probes", "max_points"];
+
+    /// The parameters (of [`Params::NAMES`]) whose value differs between
+    /// `self` and `other`.
+    pub fn differing(&self, other: &Params) -> Vec<&'static str> {
+        let differs = [
+            self.vnodes != other.vnodes,
+            self.table_size != other.table_size,
+            self.probes != other.probes,
+            self.max_points != other.max_points,
+        ];
+        Params::NAMES
+            .iter()
+            .zip(differs)
+            .filter_map(|(&name, differs)| differs.then_some(name))
+            .collect()
+    }
 }
 
 impl Default for Params {
@@ -57,5 +81,16 @@ pub(crate) trait Registered: Placement + Sized {
     /// The key hash when a cluster names none.
     fn default_hash() -> StableHash {
         StableHash::default()
+    }
+
+    /// The [`Params`] it reads besides the hash (names of [`Params::NAMES`]).
+    const READS: &'static [&'static str] = &[];
+
+    /// Whether keys hashed by `hash` spread over it. Redis's CRC16 yields
+    /// 14-bit slot numbers (0..16384): on a 64-bit ring they all fall
+    /// before the first point above 16383, one node owns every key; only
+    /// `slots` is indexed by them.
+    fn accepts_hash(hash: StableHash) -> bool {
+        hash != StableHash::RedisCrc16
     }
 }

@@ -35,7 +35,7 @@ use crate::algo::params::{Params, Registered};
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
-use crate::{Error, MAX_POINTS};
+use crate::{Error, MAX_POINTS, MAX_POINTS_CEILING};
 
 mod index;
 mod points;
@@ -74,6 +74,8 @@ pub struct Ring<S = Vnodes> {
     /// Sorted by `(point, tie rank of owner)`.
     entries: Vec<Entry>,
     index: BucketIndex,
+    /// The point budget, kept for membership changes.
+    max_points: u64,
 }
 
 /// Collects the scheme, tie rule and nodes of a [`Ring`]; nothing is
@@ -84,6 +86,7 @@ pub struct RingBuilder<S = Vnodes> {
     scheme: S,
     tie: Tie,
     nodes: Vec<(Node, Option<Vec<u64>>)>,
+    max_points: u64,
 }
 
 impl Ring {
@@ -94,6 +97,7 @@ impl Ring {
             scheme: Vnodes::unchecked(DEFAULT_VNODES, StableHash::default()),
             tie: Tie::ByName,
             nodes: Vec::new(),
+            max_points: MAX_POINTS,
         }
     }
 }
@@ -106,6 +110,7 @@ impl<H: KeyHasher> RingBuilder<Vnodes<H>> {
             scheme: self.scheme.with_hasher(hasher),
             tie: self.tie,
             nodes: self.nodes,
+            max_points: self.max_points,
         }
     }
 
@@ -123,12 +128,20 @@ impl<S: PointScheme> RingBuilder<S> {
             scheme,
             tie: self.tie,
             nodes: self.nodes,
+            max_points: self.max_points,
         }
     }
 
     /// How equal points rank.
     pub fn tie(mut self, tie: Tie) -> Self {
         self.tie = tie;
+        self
+    }
+
+    /// The point budget: `build` (and later joins) refuse a ring of more
+    /// points. From 1 to [`MAX_POINTS_CEILING`]; default [`MAX_POINTS`].
+    pub fn max_points(mut self, max_points: u64) -> Self {
+        self.max_points = max_points;
         self
     }
 
@@ -153,6 +166,7 @@ impl<S: PointScheme> RingBuilder<S> {
     /// Validates everything and builds the ring. O(P) expected.
     pub fn build(self) -> Result<Ring<S>, Error> {
         self.scheme.validate()?;
+        check_budget(self.max_points)?;
         let order: Vec<Node> = self.nodes.iter().map(|(n, _)| n.clone()).collect();
         let nodes = NodeTable::new(order.iter().cloned())?;
         let listed = listed_positions(&nodes, &order);
@@ -162,14 +176,13 @@ impl<S: PointScheme> RingBuilder<S> {
                 given[id as usize] = points;
             }
         }
-        let entries = generate(&self.scheme, &nodes, |id| given[id as usize].take())?;
-        Ok(Ring::assemble(
-            self.scheme,
-            self.tie,
-            nodes,
-            listed,
-            entries,
-        ))
+        let limit = self.max_points;
+        let entries = generate(&self.scheme, &nodes, limit, |id| given[id as usize].take())?;
+        let ring = Ring::assemble(self.scheme, self.tie, nodes, listed, entries);
+        Ok(Ring {
+            max_points: limit,
+            ..ring
+        })
     }
 }
 
@@ -177,10 +190,21 @@ impl<S: PointScheme> Ring<S> {
     /// Builds a ring over an already validated node table, every node's
     /// points made by `scheme`, ties by name. O(P) expected.
     pub fn from_table(nodes: NodeTable, scheme: S) -> Result<Self, Error> {
+        Ring::from_table_within(nodes, scheme, MAX_POINTS)
+    }
+
+    /// [`Ring::from_table`] with the point budget `max_points`.
+    pub(crate) fn from_table_within(
+        nodes: NodeTable,
+        scheme: S,
+        max_points: u64,
+    ) -> Result<Self, Error> {
         scheme.validate()?;
-        let entries = generate(&scheme, &nodes, |_| None)?;
+        check_budget(max_points)?;
+        let entries = generate(&scheme, &nodes, max_points, |_| None)?;
         let listed = (0..nodes.len() as u32).collect();
-        Ok(Ring::assemble(scheme, Tie::ByName, nodes, listed, entries))
+        let ring = Ring::assemble(scheme, Tie::ByName, nodes, listed, entries);
+        Ok(Ring { max_points, ..ring })
     }
 
     /// A new snapshot with `node` added at exactly `points`; like
@@ -224,6 +248,7 @@ impl<S: PointScheme> Ring<S> {
             listed,
             entries,
             index,
+            max_points: MAX_POINTS,
         }
     }
 
@@ -234,16 +259,10 @@ impl<S: PointScheme> Ring<S> {
         if !self.scheme.independent() {
             // Everyone's points may change: make them all again.
             let mut given = given;
-            let entries = generate(&self.scheme, &nodes, |id| {
+            let entries = generate(&self.scheme, &nodes, self.max_points, |id| {
                 if id == at { given.take() } else { None }
             })?;
-            return Ok(Ring::assemble(
-                self.scheme.clone(),
-                self.tie,
-                nodes,
-                listed,
-                entries,
-            ));
+            return Ok(self.reassembled(nodes, listed, entries));
         }
         let mut fresh = match given {
             Some(points) => points,
@@ -252,24 +271,22 @@ impl<S: PointScheme> Ring<S> {
                     name: String::new(),
                 })?;
                 let mut points = Vec::new();
-                check_total(self.entries.len() as u64 + self.scheme.count(node, &nodes)?)?;
+                let count = self.scheme.count(node, &nodes)?;
+                check_total(self.entries.len() as u64 + count, self.max_points)?;
                 self.scheme.points(node, &nodes, &mut points)?;
                 points
             }
         };
-        check_total(self.entries.len() as u64 + fresh.len() as u64)?;
+        check_total(
+            self.entries.len() as u64 + fresh.len() as u64,
+            self.max_points,
+        )?;
         fresh.sort_unstable();
         let shift = |e: &Entry| e.with_owner(e.owner + u32::from(e.owner >= at));
         if self.tie != Tie::ByName {
             let mut entries: Vec<Entry> = self.entries.iter().map(shift).collect();
             entries.extend(fresh.iter().map(|&point| Entry { point, owner: at }));
-            return Ok(Ring::assemble(
-                self.scheme.clone(),
-                self.tie,
-                nodes,
-                listed,
-                entries,
-            ));
+            return Ok(self.reassembled(nodes, listed, entries));
         }
         let fresh: Vec<Entry> = fresh
             .into_iter()
@@ -289,14 +306,8 @@ impl<S: PointScheme> Ring<S> {
             *position -= u32::from(*position > gone);
         }
         if !self.scheme.independent() {
-            let entries = generate(&self.scheme, &nodes, |_| None)?;
-            return Ok(Ring::assemble(
-                self.scheme.clone(),
-                self.tie,
-                nodes,
-                listed,
-                entries,
-            ));
+            let entries = generate(&self.scheme, &nodes, self.max_points, |_| None)?;
+            return Ok(self.reassembled(nodes, listed, entries));
         }
         let mut entries = Vec::with_capacity(self.entries.len());
         let mut changed = Vec::new();
@@ -313,6 +324,15 @@ impl<S: PointScheme> Ring<S> {
         Ok(self.snapshot(nodes, listed, entries, index))
     }
 
+    /// [`Ring::assemble`] with this ring's scheme, tie rule and budget.
+    fn reassembled(&self, nodes: NodeTable, listed: Vec<u32>, entries: Vec<Entry>) -> Self {
+        let ring = Ring::assemble(self.scheme.clone(), self.tie, nodes, listed, entries);
+        Ring {
+            max_points: self.max_points,
+            ..ring
+        }
+    }
+
     fn snapshot(
         &self,
         nodes: NodeTable,
@@ -327,6 +347,7 @@ impl<S: PointScheme> Ring<S> {
             listed,
             entries,
             index,
+            max_points: self.max_points,
         }
     }
 }
@@ -486,8 +507,10 @@ impl<S: PointScheme> Placement for Ring<S> {
 impl Registered for Ring {
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         let scheme = Vnodes::new(params.vnodes, params.hash)?;
-        Ring::from_table(NodeTable::new(nodes)?, scheme)
+        Ring::from_table_within(NodeTable::new(nodes)?, scheme, params.max_points)
     }
+
+    const READS: &'static [&'static str] = &["vnodes", "max_points"];
 }
 
 /// Every node's points as `(point, id)` entries: `given(id)` where it has
@@ -496,6 +519,7 @@ impl Registered for Ring {
 fn generate<S: PointScheme>(
     scheme: &S,
     nodes: &NodeTable,
+    limit: u64,
     mut given: impl FnMut(NodeId) -> Option<Vec<u64>>,
 ) -> Result<Vec<Entry>, Error> {
     let mut lists: Vec<Option<Vec<u64>>> = Vec::with_capacity(nodes.len());
@@ -509,7 +533,7 @@ fn generate<S: PointScheme>(
         total = total.saturating_add(count);
         lists.push(list);
     }
-    check_total(total)?;
+    check_total(total, limit)?;
     let mut entries = Vec::with_capacity(total as usize);
     let mut scratch = Vec::new();
     for ((id, node), list) in nodes.iter().enumerate().zip(lists) {
@@ -528,11 +552,24 @@ fn generate<S: PointScheme>(
     Ok(entries)
 }
 
-fn check_total(points: u64) -> Result<(), Error> {
-    if points > MAX_POINTS {
-        return Err(Error::TooManyPoints { points });
+fn check_total(points: u64, limit: u64) -> Result<(), Error> {
+    if points > limit {
+        return Err(Error::TooManyPoints { points, limit });
     }
     Ok(())
+}
+
+/// A point budget must allow a point and stay within the `u32` index.
+fn check_budget(max_points: u64) -> Result<(), Error> {
+    if (1..=MAX_POINTS_CEILING).contains(&max_points) {
+        return Ok(());
+    }
+    Err(Error::InvalidParameter {
+        algorithm: "ring",
+        parameter: "max_points",
+        value: max_points.to_string(),
+        expected: "a point budget from 1 to 2^28 = 268435456",
+    })
 }
 
 /// The position of each id (name order) in the listed `order`.

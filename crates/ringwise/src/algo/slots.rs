@@ -230,4 +230,8 @@ impl Registered for Slots {
     fn default_hash() -> StableHash {
         StableHash::RedisCrc16
     }
+
+    fn accepts_hash(_: StableHash) -> bool {
+        true
+    }
 }

@@ -20,6 +20,7 @@ struct RawCluster {
     vnodes: Option<Spanned<u32>>,
     table_size: Option<Spanned<u64>>,
     probes: Option<Spanned<u32>>,
+    max_points: Option<Spanned<u64>>,
     epsilon: Option<Spanned<f64>>,
     secret: Option<Spanned<String>>,
     nodes: Spanned<Vec<RawNode>>,
@@ -50,7 +51,7 @@ impl ClusterSpec {
         let raw: RawCluster = toml::from_str(text).map_err(|e| Error::ClusterFile {
             line: e.span().map(|s| line_of(text, s.start)),
             field: None,
-            message: e.message().trim().to_owned(),
+            message: plain_words(e.message().trim()),
         })?;
         let algorithm = match &raw.algorithm {
             Some(a) => a
@@ -142,6 +143,10 @@ impl ClusterSpec {
                 .probes
                 .as_ref()
                 .map_or(Params::DEFAULT.probes, |p| *p.get_ref()),
+            max_points: raw
+                .max_points
+                .as_ref()
+                .map_or(Params::DEFAULT.max_points, |m| *m.get_ref()),
         };
         let spec = ClusterSpec {
             algorithm,
@@ -150,26 +155,29 @@ impl ClusterSpec {
             listed: nodes.iter().map(|n: &Node| n.name.clone()).collect(),
             nodes: NodeTable::new(nodes)?,
         };
-        // A bad table size or probe count names its own line.
+        // A bad parameter names its own line: the hash's (or the
+        // algorithm's, for a hash the algorithm cannot use), the table
+        // size's, the probe count's, the point budget's.
         let param_at = |e: Error| {
-            match &e {
-                Error::InvalidParameter {
-                    parameter: "table_size",
-                    ..
-                } => raw
-                    .table_size
-                    .as_ref()
-                    .map(|t| at(t.span(), "table_size", e.clone())),
-                Error::InvalidParameter {
-                    parameter: "probes",
-                    ..
-                } => raw
-                    .probes
-                    .as_ref()
-                    .map(|p| at(p.span(), "probes", e.clone())),
+            let span = match &e {
+                Error::InvalidParameter { parameter, .. } => match *parameter {
+                    "hash" => raw
+                        .hash
+                        .as_ref()
+                        .or(raw.algorithm.as_ref())
+                        .map(Spanned::span),
+                    "table_size" => raw.table_size.as_ref().map(Spanned::span),
+                    "probes" => raw.probes.as_ref().map(Spanned::span),
+                    "max_points" => raw.max_points.as_ref().map(Spanned::span),
+                    _ => None,
+                }
+                .map(|span| (span, *parameter)),
                 _ => None,
+            };
+            match span {
+                Some((span, field)) => at(span, field, e),
+                None => at(raw.nodes.span(), "nodes", e),
             }
-            .unwrap_or_else(|| at(raw.nodes.span(), "nodes", e))
         };
         // Catch limits such as too many points now, not at first use.
         spec.build().map_err(param_at)?;
@@ -200,6 +208,32 @@ fn parse_hash(raw: &RawCluster, algorithm: Algorithm) -> Result<StableHash, Loca
         (Error::InvalidSecret { .. }, Some(s)) => (s.span(), "secret", e),
         _ => (hash.span(), "hash", e),
     })
+}
+
+/// TOML's messages in the words of the file: serde names the Rust types it
+/// expected (`expected f64`, `expected struct RawNode`), which mean nothing
+/// to someone writing a cluster file. Each is replaced by what to write.
+fn plain_words(message: &str) -> String {
+    const WORDS: [(&str, &str); 10] = [
+        (
+            "struct RawNode",
+            "a [[nodes]] table (name = \"...\", weight = ...)",
+        ),
+        ("struct RawCluster", "a cluster table of keys and [[nodes]]"),
+        ("a sequence", "a list of [[nodes]] tables"),
+        ("f64", "a number"),
+        ("u64", "a whole number (0 or more)"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("a string", "text in quotes"),
+        ("a borrowed string", "text in quotes"),
+        ("string \"", "text \""),
+        ("invalid type:", "wrong kind of value:"),
+    ];
+    let mut message = message.to_owned();
+    for (rust, plain) in WORDS {
+        message = message.replace(rust, plain);
+    }
+    message
 }
 
 /// 1-based line of a byte offset.
