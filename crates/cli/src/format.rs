@@ -53,6 +53,42 @@ impl fmt::Display for Format {
     }
 }
 
+/// The schema version every JSON output carries as `"version"`; raised
+/// when a field changes meaning or goes away (new fields do not raise it).
+pub const JSON_VERSION: u32 = 1;
+
+/// A JSON document with `"version"` first, then the fields of `value` (a
+/// struct or map).
+#[derive(Serialize)]
+pub struct Versioned<'a, T> {
+    version: u32,
+    #[serde(flatten)]
+    value: &'a T,
+}
+
+impl<'a, T> Versioned<'a, T> {
+    /// `value`, versioned with [`JSON_VERSION`].
+    pub fn new(value: &'a T) -> Self {
+        Versioned {
+            version: JSON_VERSION,
+            value,
+        }
+    }
+}
+
+/// `x` rounded to `decimals` when that shows it (0.001 to 10^7), in
+/// scientific notation otherwise: never hundreds of digits, never `inf`
+/// written as a number.
+pub fn readable(x: f64, decimals: usize) -> String {
+    if !x.is_finite() {
+        return "n/a".into();
+    }
+    if x == 0.0 || (1e-3..1e7).contains(&x.abs()) {
+        return format!("{x:.decimals$}");
+    }
+    format!("{x:.2e}")
+}
+
 /// How [`write_json`] lays a value out.
 #[derive(Debug, Clone, Copy)]
 pub enum Json {

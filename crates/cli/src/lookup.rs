@@ -8,8 +8,21 @@
 //! Output is buffered and written as it goes: every lookup succeeds once the
 //! cluster is valid, so an error can only come before the first line or
 //! from I/O.
+//!
+//! Streaming: whenever the keys read so far are all the input has ready
+//! (the reader's buffer is empty, so the next read may wait), the pending
+//! keys are answered and the output flushed before that read. A program
+//! that writes a key and waits for its answer gets it at once, while input
+//! that streams in fast still goes in blocks of [`BLOCK`] keys, flushed
+//! once per 64 KiB read. `--line-buffered` flushes after every key.
+//! `--epsilon` must see every key first and answers at the end.
+//!
+//! Text output escapes the key's `\`, tab, newline and carriage return as
+//! `\\`, `\t`, `\n`, `\r`, so every line is `KEY<TAB>NODE[,NODE...]`;
+//! other bytes pass through. JSON lines carry keys losslessly (`key_hex`
+//! for keys that are not UTF-8).
 
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 
 use anyhow::anyhow;
 use ringwise::{AnyPlacement, Bounded, Keyed, NodeId, NodeTable, Placement, Ring};
@@ -17,7 +30,7 @@ use serde::Serialize;
 
 use crate::Failure;
 use crate::cluster::ClusterArgs;
-use crate::format::{Format, Json, write_json};
+use crate::format::{Format, JSON_VERSION, Json, write_json};
 
 /// Keys read and resolved together.
 const BLOCK: usize = 1024;
@@ -37,7 +50,13 @@ pub struct Args {
     /// that no node holds more than (1 + EPSILON) x its fair share.
     #[arg(long, value_name = "EPSILON", conflicts_with_all = ["zones", "replicas"])]
     epsilon: Option<f64>,
-    /// Output: `KEY<TAB>NODE[,NODE...]` lines, or one JSON object per line.
+    /// Flush the output after every key (by default it is flushed whenever
+    /// the input has no more keys ready).
+    #[arg(long)]
+    line_buffered: bool,
+    /// Output: `KEY<TAB>NODE[,NODE...]` lines (tab, newline, CR and
+    /// backslash in keys escaped as \t \n \r \\), or one JSON object
+    /// per line.
     #[arg(long, default_value_t = Format::Text,
           value_parser = Format::parser(&[Format::Text, Format::Json]))]
     format: Format,
@@ -47,8 +66,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     // One read of the cluster file: the placement and its epsilon.
-    let spec = args.cluster.spec()?;
-    let keyed = spec.build().map_err(Failure::data)?;
+    let (spec, keyed) = args.cluster.build()?;
     if keyed.placement().is_empty() {
         return Err(Failure::data(anyhow!("the cluster has no nodes")));
     }
@@ -62,6 +80,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
         })?),
         false => None,
     };
+    if zoned.is_some() && keyed.placement().nodes().iter().all(|n| n.zone.is_none()) {
+        eprintln!(
+            "ringwise: warning: --zones: no node has a zone, so replicas follow plain ring \
+             order; give zones as NAME@ZONE or `zone = \"...\"`"
+        );
+    }
+    if args.keys.is_empty() && io::stdin().is_terminal() {
+        eprintln!("ringwise: reading keys from stdin, one per line; Ctrl-D to end");
+    }
     let stdout = io::stdout();
     let mut out = Printer {
         nodes: keyed.placement().nodes(),
@@ -87,12 +114,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
 /// One owner per key, a block of keys per batch call.
 fn owners(keyed: &Keyed<AnyPlacement>, args: &Args, out: &mut Printer<'_>) -> Result<(), Failure> {
     let mut owners = Vec::with_capacity(BLOCK);
-    for_each_block(args, |block| {
+    for_each_block(args, |block, flush| {
         keyed.owners_into(block, &mut owners);
         for (key, &owner) in block.iter().zip(&owners) {
             out.print(key, &[owner])?;
         }
-        Ok(())
+        out.flush_if(flush)
     })
 }
 
@@ -105,7 +132,7 @@ fn replicas(
 ) -> Result<(), Failure> {
     let r = args.replicas as usize;
     let mut ids = Vec::with_capacity(r);
-    for_each_block(args, |block| {
+    for_each_block(args, |block, flush| {
         for key in block {
             match zoned {
                 Some(ring) => ring.zoned_replicas_into(keyed.hash(key), r, &mut ids),
@@ -113,7 +140,7 @@ fn replicas(
             }
             out.print(key, &ids)?;
         }
-        Ok(())
+        out.flush_if(flush)
     })
 }
 
@@ -127,7 +154,7 @@ fn bounded(
 ) -> Result<(), Failure> {
     let bounded = Bounded::new(keyed.placement().clone(), epsilon).map_err(Failure::usage)?;
     let mut keys: Vec<Vec<u8>> = Vec::new();
-    for_each_block(args, |block| {
+    for_each_block(args, |block, _| {
         keys.extend_from_slice(block);
         Ok(())
     })?;
@@ -140,16 +167,18 @@ fn bounded(
 }
 
 /// Calls `visit` with the keys in blocks of at most [`BLOCK`]: the
-/// arguments, or stdin's lines without their line ends.
+/// arguments, or stdin's lines without their line ends. Its second
+/// argument says "flush after this block": the input has no more keys
+/// ready (or `--line-buffered`), so answers must not wait in a buffer.
 fn for_each_block(
     args: &Args,
-    mut visit: impl FnMut(&[Vec<u8>]) -> io::Result<()>,
+    mut visit: impl FnMut(&[Vec<u8>], bool) -> io::Result<()>,
 ) -> Result<(), Failure> {
     if !args.keys.is_empty() {
         let keys: Vec<Vec<u8>> = args.keys.iter().map(|k| k.as_bytes().to_vec()).collect();
         return keys
             .chunks(BLOCK)
-            .try_for_each(&mut visit)
+            .try_for_each(|block| visit(block, false))
             .map_err(Failure::io);
     }
     let stdin = io::stdin();
@@ -168,17 +197,20 @@ fn for_each_block(
             Ok(_) => strip_newline(line),
             Err(e) => {
                 // The keys before the failure are still answered.
-                visit(&block[..len]).map_err(Failure::io)?;
+                visit(&block[..len], true).map_err(Failure::io)?;
                 return Err(Failure::io(e));
             }
         }
         len += 1;
-        if len == BLOCK {
-            visit(&block).map_err(Failure::io)?;
+        // Nothing left in the buffer: the next read goes to the OS and may
+        // wait for the writer, which may be waiting for these answers.
+        let idle = args.line_buffered || input.buffer().is_empty();
+        if len == BLOCK || idle {
+            visit(&block[..len], idle).map_err(Failure::io)?;
             len = 0;
         }
     }
-    visit(&block[..len]).map_err(Failure::io)
+    visit(&block[..len], true).map_err(Failure::io)
 }
 
 /// Drops a trailing `\n`, then a trailing `\r`.
@@ -202,9 +234,11 @@ struct Printer<'a> {
 
 /// A JSON line: `{"key": ..., "node": ...}`, plus `"replicas"` when more
 /// than one was asked for. A key that is not UTF-8 is given as `"key_hex"`.
-/// Fields in name order, as the lines have always been written.
+/// Fields in name order, as the lines have always been written, after the
+/// schema `"version"`.
 #[derive(Serialize)]
 struct JsonLine<'a> {
+    version: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -220,21 +254,30 @@ impl Printer<'_> {
         if self.format == Format::Json {
             return self.json(key, ids);
         }
-        self.out.write_all(key)?;
+        write_escaped(&mut self.out, key)?;
         let mut separator = b"\t";
         for &id in ids {
             self.out.write_all(separator)?;
             let name = self.nodes.name(id).unwrap_or_default();
-            self.out.write_all(name.as_bytes())?;
+            write_escaped(&mut self.out, name.as_bytes())?;
             separator = b",";
         }
         self.out.write_all(b"\n")
+    }
+
+    /// Flushes the output when `flush` is set.
+    fn flush_if(&mut self, flush: bool) -> io::Result<()> {
+        match flush {
+            true => self.out.flush(),
+            false => Ok(()),
+        }
     }
 
     fn json(&mut self, key: &[u8], ids: &[NodeId]) -> io::Result<()> {
         let names = ids.iter().filter_map(|&id| self.nodes.name(id));
         let text = std::str::from_utf8(key).ok();
         let line = JsonLine {
+            version: JSON_VERSION,
             key: text,
             key_hex: text.is_none().then(|| hex(key)),
             node: names.clone().next(),
@@ -242,6 +285,27 @@ impl Printer<'_> {
         };
         write_json(&mut self.out, &line, Json::Line)
     }
+}
+
+/// Writes `bytes` with `\\`, tab, newline and CR escaped, so that tabs
+/// and newlines in the output only ever separate fields and lines. Runs of
+/// plain bytes go out in one write.
+fn write_escaped(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    let mut rest = bytes;
+    while let Some(at) = rest
+        .iter()
+        .position(|b| matches!(b, b'\\' | b'\t' | b'\n' | b'\r'))
+    {
+        out.write_all(&rest[..at])?;
+        out.write_all(match rest[at] {
+            b'\\' => b"\\\\",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            _ => b"\\r",
+        })?;
+        rest = &rest[at + 1..];
+    }
+    out.write_all(rest)
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -1,17 +1,22 @@
 //! `ringwise`: look keys up on a cluster, inspect its balance, and run the
 //! seed article's experiments.
 //!
-//! Exit codes, the same for every command:
+//! Exit codes, the same for every command ([`EXIT_CODES`], also shown by
+//! `--help`). The rule: an option that is rejected is a usage error (2),
+//! whatever rejects it (clap, a value parser, the core when the option's
+//! value reaches it, a combination of options); the cluster itself — the
+//! node list of `--nodes`, anything in a cluster file — is data (65):
 //!
 //! - 0: success (also when a reader such as `head` closes stdout early);
-//! - 2: bad command line or option value (EX_USAGE-like, clap's own code):
-//!   unknown option, missing `--cluster`/`--nodes`, a `--format` the command
-//!   cannot write, an unknown `--algo` or `--hash` name (checked against the
-//!   core's registries before anything runs), `--zones` on an algorithm
-//!   without zones, a bad `--epsilon`, every bad `simulate` option;
-//! - 65 (EX_DATAERR): invalid cluster definition: a bad node, weight or
-//!   parameter in `--nodes` or the cluster file (including its `algorithm`
-//!   and `hash` names), a `--secret` that does not fit the hash;
+//! - 2: bad command line: unknown option, missing `--cluster`/`--nodes`, a
+//!   `--format` the command cannot write, an unknown `--algo` or `--hash`
+//!   name, `--vnodes 0`, `--epsilon 0`, a `--table-size` that is not prime,
+//!   `--hash redis-crc16` with an algorithm other than slots, a `--secret`
+//!   that does not fit the hash, `--zones` on an algorithm without zones,
+//!   every bad `simulate` option;
+//! - 65 (EX_DATAERR): invalid cluster: a bad node or weight in `--nodes`,
+//!   anything wrong in the cluster file (`epsilon = 0`, a bad name, a file
+//!   that is not UTF-8...), a ring over its point budget;
 //! - 66 (EX_NOINPUT): the cluster file cannot be read;
 //! - 74 (EX_IOERR): reading keys, writing results or writing charts failed.
 
@@ -25,11 +30,22 @@ mod simulate;
 use std::io::ErrorKind;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+
+/// The exit codes, as `--help` shows them (the README has the same table).
+pub const EXIT_CODES: &str = "\
+Exit codes (every command):
+  0   success
+  2   bad command line: unknown option or name, an option's value out of range
+      (--vnodes 0, --epsilon 0, ...), options that do not go together
+  65  bad cluster data: a node or weight in --nodes, anything in the cluster
+      file (including a file that is not UTF-8), a ring over its point budget
+  66  the cluster file cannot be read
+  74  I/O error reading keys or writing results or charts";
 
 /// Consistent hashing: which node owns a key.
 #[derive(Debug, Parser)]
-#[command(name = "ringwise", version, about)]
+#[command(name = "ringwise", version, about, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -38,11 +54,22 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print the node (or replica list) of each key.
+    #[command(after_help = EXIT_CODES)]
     Lookup(lookup::Args),
     /// Print points and exact ownership per node.
+    #[command(after_help = EXIT_CODES)]
     Inspect(inspect::Args),
     /// Run the seed article's experiments: keys moved, spread, failure, cost.
+    #[command(after_help = EXIT_CODES)]
     Simulate(simulate::Args),
+    /// Print a shell completion script, e.g.
+    /// `ringwise completions bash > /etc/bash_completion.d/ringwise`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `ringwise man > ringwise.1`.
+    Man,
 }
 
 /// An error with the exit code it maps to.
@@ -100,6 +127,8 @@ fn main() -> ExitCode {
         Command::Lookup(args) => lookup::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Simulate(args) => simulate::run(args),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => man(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -110,6 +139,22 @@ fn main() -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+/// The completion script of `shell`, from the same clap definitions.
+fn completions(shell: clap_complete::Shell) -> Result<(), Failure> {
+    // Into a buffer first: `generate` panics when its writer fails.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "ringwise", &mut script);
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &script).map_err(Failure::io)
+}
+
+/// The man page, from the same clap definitions.
+fn man() -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut out)
+        .map_err(Failure::io)
 }
 
 fn broken_pipe(error: &anyhow::Error) -> bool {

@@ -10,7 +10,7 @@ use ringwise_sim::{Config, Experiment, Progress, Quiet};
 
 use crate::Failure;
 use crate::algo::AlgoArgs;
-use crate::format::{Format, Json, write_json};
+use crate::format::{Format, Json, Versioned, write_json};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -98,7 +98,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let mut out = std::io::stdout().lock();
     match args.format {
-        Format::Json => write_json(&mut out, &report, Json::Pretty),
+        Format::Json => write_json(&mut out, &Versioned::new(&report), Json::Pretty),
         Format::Csv => out.write_all(ringwise_sim::render::csv(&report).as_bytes()),
         Format::Text => out.write_all(ringwise_sim::render::text(&report).as_bytes()),
     }
@@ -126,6 +126,8 @@ impl Args {
         let algo = self.algo.algo.unwrap_or(defaults.algo);
         let hash_name = self.algo.hash.unwrap_or(defaults.hash.name());
         let hash = StableHash::from_name(hash_name, self.algo.secret.as_deref())
+            .map_err(|e| usage("hash", e.to_string()))?;
+        algo.check_hash(hash)
             .map_err(|e| usage("hash", e.to_string()))?;
         let mut experiments = Vec::new();
         for name in self

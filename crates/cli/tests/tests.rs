@@ -4,5 +4,6 @@
 mod support;
 
 mod cli;
+mod issue8;
 mod simulate;
 mod simulate_peer;

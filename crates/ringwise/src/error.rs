@@ -75,8 +75,9 @@ impl fmt::Display for Error {
             ),
             Error::InvalidWeight { node, weight } => write!(
                 f,
-                "node {node:?} has weight {weight}: a weight must be a number from {:e} \
+                "node {node:?} has weight {}: a weight must be a number from {:e} \
                  to {}",
+                short(*weight),
                 crate::MIN_WEIGHT,
                 crate::MAX_WEIGHT
             ),
@@ -143,3 +144,13 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A number as written when that is short (`0.5`, `2000000`), in
+/// scientific notation otherwise (`1e-308`, not 308 digits).
+fn short(x: f64) -> String {
+    let plain = x.to_string();
+    match plain.len() <= 12 {
+        true => plain,
+        false => format!("{x:e}"),
+    }
+}
