@@ -28,4 +28,11 @@ impl Keys {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
         starts.zip(&self.ends).map(|(s, &e)| &self.bytes[s..e])
     }
+
+    /// The keys as a slice of slices, the input of the batch calls (and of
+    /// the per-key loops they are compared with).
+    #[allow(dead_code)] // not every bench target uses it
+    pub fn slices(&self) -> Vec<&[u8]> {
+        self.iter().collect()
+    }
 }

@@ -7,17 +7,19 @@
 //!
 //! Cost: one hash of the key plus the placement's `owner` (stated on each
 //! algorithm). Lookups allocate nothing except the `Vec` that `replicas`
-//! returns. For many keys at once, [`Keyed::owners_into`] hashes a block of
-//! keys first and then resolves the block, so the placement's memory reads
-//! for different keys overlap instead of waiting on each other.
+//! returns (and one block of scratch in a batch of more than 256 keys). For
+//! many keys at once, [`Keyed::owners_into`] hashes a block of keys first
+//! and then resolves the block, so the placement's memory reads for
+//! different keys overlap instead of waiting on each other.
 
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::NodeId;
 use crate::placement::Placement;
 
 /// Keys hashed per block by the batch calls: enough independent lookups
-/// to keep the memory system busy, few enough to stay in L1.
-const BLOCK: usize = 64;
+/// to keep the memory system busy (the ring resolves them 128 at a time),
+/// few enough that the block's hashes stay in L1.
+const BLOCK: usize = 256;
 
 /// A placement with the hash its keys go through.
 #[derive(Debug, Clone)]
@@ -87,24 +89,45 @@ impl<P: Placement, H: KeyHasher> Keyed<P, H> {
     /// The owner of every key, in the order given, into `out` (cleared
     /// first; left empty without nodes). Faster per key than a loop of
     /// [`Keyed::owner`] for any order of keys: keys are hashed a block at a
-    /// time and the block is resolved with [`Placement::owners_into`].
-    /// O(keys); allocates only if `out` must grow.
+    /// time and each block is resolved with [`Placement::owners_into`],
+    /// which for the ring overlaps the memory reads of the whole block.
+    /// O(keys); allocates only if `out` must grow, plus one block of
+    /// scratch for more than 256 keys.
     pub fn owners_into<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut Vec<NodeId>) {
         out.clear();
         if self.placement.is_empty() {
             return;
         }
-        out.reserve(keys.len());
         let mut hashes = [0u64; BLOCK];
+        let mut blocks = keys.chunks(BLOCK);
+        // The first block is resolved straight into `out`.
+        let Some(first) = blocks.next() else {
+            return;
+        };
+        self.placement
+            .owners_into(self.hash_block(first, &mut hashes), out);
+        if blocks.len() == 0 {
+            return;
+        }
+        out.reserve(keys.len() - out.len());
         let mut owners = Vec::with_capacity(BLOCK);
-        for block in keys.chunks(BLOCK) {
-            for (h, key) in hashes.iter_mut().zip(block) {
-                *h = self.hasher.hash(key.as_ref());
-            }
+        for block in blocks {
             self.placement
-                .owners_into(&hashes[..block.len()], &mut owners);
+                .owners_into(self.hash_block(block, &mut hashes), &mut owners);
             out.extend_from_slice(&owners);
         }
+    }
+
+    /// Hashes `keys` (at most [`BLOCK`]) into `hashes`; returns the part used.
+    fn hash_block<'a, K: AsRef<[u8]>>(
+        &self,
+        keys: &[K],
+        hashes: &'a mut [u64; BLOCK],
+    ) -> &'a [u64] {
+        for (h, key) in hashes.iter_mut().zip(keys) {
+            *h = self.hasher.hash(key.as_ref());
+        }
+        &hashes[..keys.len()]
     }
 }
 
@@ -129,5 +152,13 @@ mod tests {
         keyed.owners_into(&keys, &mut owners);
         let one: Vec<NodeId> = keys.iter().filter_map(|k| keyed.owner(k)).collect();
         assert_eq!(owners, one);
+        // Every block boundary, and a stale `out`.
+        for len in [0, 1, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 5] {
+            let keys = &keys[..len];
+            owners.push(7);
+            keyed.owners_into(keys, &mut owners);
+            let one: Vec<NodeId> = keys.iter().filter_map(|k| keyed.owner(k)).collect();
+            assert_eq!(owners, one, "{len} keys");
+        }
     }
 }

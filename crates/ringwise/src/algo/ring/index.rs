@@ -1,26 +1,41 @@
 //! Ring storage: packed `(point, owner)` entries and the bucket index that
-//! makes lookups O(1) expected.
+//! answers about half of all lookups with one memory read.
 //!
 //! Points are uniform 64-bit hashes, so their top `b` bits spread them evenly
-//! over `2^b` buckets. `start[k]` is the position of the first entry whose
-//! top bits are `>= k`, which narrows the search for the first point `>= h`
-//! to the bucket of `h`:
+//! over `2^b` buckets, `2^b` the power of two in `(P, 2P]` for `P` points.
+//! The answer for a hash `h` in bucket `k` is the first entry whose bucket is
+//! `>= k` and whose point is `>= h`:
 //!
-//! - every entry before `start[k]` lies in a lower bucket, so it is `< h`;
-//! - every entry from `start[k+1]` on lies in a higher bucket, so it is `> h`;
-//! - hence the answer is in `start[k] ..= start[k+1]`.
+//! - if bucket `k` holds no point, that is simply the first entry after the
+//!   bucket, the same for every hash in it, so the index stores its **owner**
+//!   and the lookup is one read. With `P / 2^b = λ` points per bucket on
+//!   average (`λ` in `(0.5, 1]`), a share `e^-λ` of buckets is empty: 47 % at
+//!   100,000 points (`λ = 0.76`);
+//! - otherwise the index stores where the bucket's entries start and the
+//!   lookup scans them: every entry before lies in a lower bucket (`< h`),
+//!   every entry after the bucket in a higher one (`> h`).
 //!
-//! Example: 5 points and 4 buckets (top 2 bits). Points with top bits
-//! `00, 01, 01, 10, 11` give `start = [0, 1, 3, 4, 5]`. A hash with top bits
-//! `01` searches positions 1..3 only, and if it is above both points there
-//! the answer is position 3, the first point of bucket `10`.
+//! Each bucket has a `u16` slot, and each group of 16 buckets one `u32`
+//! `base`, the position of the group's first entry; a slot's start is an
+//! offset from its group's base. Example: points with top bits `0001, 0001,
+//! 0011` in a ring of 16 buckets owned by nodes `A, B, C`: `base = [0, 3]`,
+//! slot 0 says "empty, owner A" (the first point after bucket 0 is A's),
+//! slot 1 says "offset 0", slot 2 says "empty, owner C", slot 3 "offset 2",
+//! slots 4..16 say "empty, owner A" (wrapping to the first point).
 //!
-//! Sizes: `2^b` is the power of two in `(P/2, P]`, so a bucket holds one or
-//! two entries and the index costs at most 4 bytes per point (2.6 for the
-//! benchmark's 100,000 points). Entries are 12 bytes, the owner next to its point, so a
-//! lookup touches the index and one run of entries: two dependent memory
-//! reads instead of three. A skewed custom hasher only makes buckets uneven
-//! (still correct: the in-bucket step is a binary search).
+//! Slot values: `0..0x7FFF` an offset, `0x8000 + id` an empty bucket owned by
+//! `id < 0x7FFF`. Two values mark what does not fit, and send the lookup to a
+//! binary search of the group (still exact, O(log) instead of O(1)): `0xFFFF`
+//! an empty bucket whose owner id is `>= 0x7FFF` (rings of more than 32,766
+//! nodes), `0x7FFF` a bucket whose entries start `>= 0x7FFF` entries after its
+//! group's (a hasher so skewed that one group holds 32,767 points).
+//!
+//! Sizes: entries are 12 bytes, the owner next to its point; the index is
+//! `2.25` bytes per bucket, `2.25..4.5` per point (2.95 for the benchmark's
+//! 100,000 points, and 256 KiB of slots: they stay in a core's L2). A lookup
+//! that finds an empty bucket reads one slot; the others read the slot and
+//! the bucket's first entry (two dependent reads, the second usually the
+//! only one that misses the cache).
 
 use crate::node::NodeId;
 
@@ -46,89 +61,395 @@ impl Entry {
     }
 }
 
+/// Buckets per group (`2^GROUP_BITS`): one `u32` base per 16 `u16` slots.
+const GROUP_BITS: u32 = 4;
+const GROUP: usize = 1 << GROUP_BITS;
+/// Slots at or above this mark an empty bucket: `slot - EMPTY` is its owner.
+const EMPTY: u16 = 0x8000;
+/// An empty bucket whose owner id does not fit: search the group.
+const EMPTY_FAR: u16 = 0xFFFF;
+/// A bucket with points whose offset does not fit: search the group.
+const FULL_FAR: u16 = 0x7FFF;
+/// Entries a lookup scans from its bucket's first before it switches to a
+/// binary search (a bucket holds 1.4 points on average when it holds any).
+const SCAN: usize = 4;
+/// Hashes the batch lookup resolves together; `u8` positions index them.
+pub(super) const BLOCK: usize = 128;
+
 #[derive(Debug, Clone, Default)]
 pub(super) struct BucketIndex {
-    start: Vec<u32>,
-    /// `bucket(h) = (h >> 1) >> shift` with `shift = 63 - b`. Shifting in two
-    /// steps keeps `b = 0` (one bucket) legal: `h >> 64` would overflow.
+    /// One per bucket: an owner, an offset from the group base, or a marker
+    /// (see the module docs).
+    slots: Vec<u16>,
+    /// Position of the first entry of each group of `GROUP` buckets, then
+    /// the number of entries.
+    base: Vec<u32>,
+    /// `bucket(h) = h >> shift`, `shift = 64 - b` (`b >= GROUP_BITS >= 1`).
     shift: u32,
 }
 
 impl BucketIndex {
-    /// Builds the index of `entries` (sorted by point) by counting entries
-    /// per bucket.
+    /// Indexes `entries` (sorted) in O(P + buckets).
     pub(super) fn new(entries: &[Entry]) -> Self {
-        let shift = 63 - bucket_bits(entries.len());
-        let mut start = vec![0u32; (1 << (63 - shift)) + 1];
-        for e in entries {
-            start[(((e.point >> 1) >> shift) as usize) + 1] += 1;
+        let bits = bucket_bits(entries.len());
+        let groups = 1usize << (bits - GROUP_BITS);
+        let mut index = BucketIndex {
+            slots: vec![0; 1 << bits],
+            base: vec![0; groups + 1],
+            shift: 64 - bits,
+        };
+        for g in 0..groups {
+            index.base[g + 1] = index.fill_group(entries, g) as u32;
         }
-        for k in 1..start.len() {
-            start[k] += start[k - 1];
-        }
-        BucketIndex { start, shift }
+        index
     }
 
-    /// The index after inserting (`grow`) or deleting `changed` points
-    /// (sorted) from a ring that now holds `len` entries, in O(buckets)
-    /// without reading the entries: `start[k]` moves by the number of changed
-    /// points in buckets below `k`. Falls back to a full build when `len`
-    /// calls for another bucket count.
-    pub(super) fn adjusted(&self, entries: &[Entry], changed: &[u64], grow: bool) -> Self {
-        if 63 - bucket_bits(entries.len()) != self.shift {
-            return BucketIndex::new(entries);
+    #[inline]
+    fn bucket(&self, point: u64) -> usize {
+        (point >> self.shift) as usize
+    }
+
+    /// Writes the slots of group `g` from `entries` (sorted), given its
+    /// `base`; returns the position after the group's entries. Counts the
+    /// group's entries per bucket, then sets every slot without branching
+    /// on the (random) counts.
+    fn fill_group(&mut self, entries: &[Entry], g: usize) -> usize {
+        let lo = self.base[g] as usize;
+        let slots = &mut self.slots[g * GROUP..(g + 1) * GROUP];
+        if entries.is_empty() {
+            slots.fill(EMPTY_FAR);
+            return lo;
         }
-        let mut start = self.start.clone();
-        let mut below = 0u32;
-        let mut changed = changed.iter().peekable();
-        for (k, slot) in start.iter_mut().enumerate() {
-            while changed
-                .next_if(|&&p| ((p >> 1) >> self.shift) < k as u64)
-                .is_some()
-            {
-                below += 1;
-            }
-            *slot = if grow { *slot + below } else { *slot - below };
+        let shift = self.shift;
+        let mut counts = [0u32; GROUP];
+        let mut end = lo;
+        while end < entries.len() && (entries[end].point >> shift) as usize >> GROUP_BITS == g {
+            counts[(entries[end].point >> shift) as usize & (GROUP - 1)] += 1;
+            end += 1;
         }
-        let last = start.len() - 1;
-        start[last] = entries.len() as u32;
-        BucketIndex {
-            start,
-            shift: self.shift,
+        let mut start = 0;
+        for (slot, &count) in slots.iter_mut().zip(&counts) {
+            // An empty bucket's owner is that of the next entry (the next
+            // bucket's first, or the next group's, or the ring's first).
+            let empty = owner_slot(first_owner(entries, lo + start));
+            *slot = if count > 0 { offset_slot(start) } else { empty };
+            start += count as usize;
         }
+        end
+    }
+
+    /// The owner of the first entry with point `>= hash`, wrapping;
+    /// `entries` must not be empty. One read when the bucket is empty.
+    #[inline]
+    pub(super) fn owner(&self, entries: &[Entry], hash: u64) -> NodeId {
+        let k = self.bucket(hash);
+        let slot = self.slots[k];
+        if slot >= EMPTY && slot != EMPTY_FAR {
+            return NodeId::from(slot - EMPTY);
+        }
+        first_owner(entries, self.search(entries, hash, k, slot))
     }
 
     /// Position of the first entry with point `>= hash` (`entries.len()`
     /// when there is none).
     #[inline]
     pub(super) fn lower_bound(&self, entries: &[Entry], hash: u64) -> usize {
-        let k = ((hash >> 1) >> self.shift) as usize;
-        let lo = self.start[k] as usize;
-        let hi = self.start[k + 1] as usize;
-        lo + entries[lo..hi].partition_point(|e| e.point < hash)
+        let k = self.bucket(hash);
+        self.search(entries, hash, k, self.slots[k])
+    }
+
+    /// The lower bound of `hash` in bucket `k`, whose slot is `slot`: a short
+    /// scan from the bucket's first entry, else a binary search of the group
+    /// (whose entries before the bucket are `< hash` and after it `> hash`).
+    #[inline]
+    fn search(&self, entries: &[Entry], hash: u64, k: usize, slot: u16) -> usize {
+        let g = k >> GROUP_BITS;
+        let (lo, hi) = (self.base[g] as usize, self.base[g + 1] as usize);
+        let mut from = lo;
+        if slot < FULL_FAR {
+            from += usize::from(slot);
+            let stop = hi.min(from + SCAN);
+            while from < stop {
+                if entries[from].point >= hash {
+                    return from;
+                }
+                from += 1;
+            }
+        }
+        from + entries[from..hi].partition_point(|e| e.point < hash)
+    }
+
+    /// The owners of `hashes` (at most [`BLOCK`], any order) into `out`
+    /// (same length); `entries` must not be empty.
+    ///
+    /// One lookup at a time waits for the slot, then for the entry. Here the
+    /// reads of all hashes are issued in branch-free passes, so their cache
+    /// misses overlap: every slot first, then the first entry of every
+    /// bucket that has points, then the answers from data now in L1.
+    pub(super) fn owners_block(&self, entries: &[Entry], hashes: &[u64], out: &mut [NodeId]) {
+        debug_assert!(hashes.len() <= BLOCK && out.len() == hashes.len());
+        let mut slots = [0u16; BLOCK];
+        for (slot, &hash) in slots.iter_mut().zip(hashes) {
+            *slot = self.slots[self.bucket(hash)];
+        }
+        // Empty buckets are answered; the others are queued with the
+        // position of their bucket's (or group's) first entry.
+        let mut queue = [0u8; BLOCK];
+        let mut start = [0u32; BLOCK];
+        let mut queued = 0;
+        for (j, (&slot, &hash)) in slots.iter().zip(hashes).enumerate() {
+            out[j] = NodeId::from(slot.wrapping_sub(EMPTY));
+            let offset = if slot < FULL_FAR { u32::from(slot) } else { 0 };
+            start[j] = self.base[self.bucket(hash) >> GROUP_BITS] + offset;
+            queue[queued] = j as u8;
+            queued += usize::from(slot < EMPTY || slot == EMPTY_FAR);
+        }
+        let last = entries.len() - 1;
+        let mut first = [0u64; BLOCK];
+        for &j in &queue[..queued] {
+            let j = usize::from(j);
+            first[j] = entries[(start[j] as usize).min(last)].point;
+        }
+        for &j in &queue[..queued] {
+            let j = usize::from(j);
+            let (hash, slot, at) = (hashes[j], slots[j], start[j] as usize);
+            out[j] = if slot < FULL_FAR && first[j] >= hash {
+                entries[at].owner
+            } else {
+                first_owner(entries, self.search(entries, hash, self.bucket(hash), slot))
+            };
+        }
+    }
+
+    /// The entries and index after node `at` joins with its sorted `fresh`
+    /// points; ids from `at` on move up by one. O(P), one pass: each fresh
+    /// point's place is found through this index, the runs of old entries
+    /// between two fresh ones are copied whole (renumbered without
+    /// branches), and each group with a fresh point is filled again right
+    /// after its entries are written, while they are in L1.
+    pub(super) fn joined(&self, old: &[Entry], fresh: &[u64], at: NodeId) -> (Vec<Entry>, Self) {
+        let mut out = Vec::with_capacity(old.len() + fresh.len());
+        let mut refill = Refill::new(self, fresh, at, true, out.capacity());
+        let mut from = 0;
+        for &point in fresh {
+            // Old entries on the same point stay before the new one when
+            // their node sorts before it (ids below `at`).
+            let mut to = self.lower_bound(old, point).max(from);
+            while to < old.len() && old[to].point == point && old[to].owner < at {
+                to += 1;
+            }
+            copy_renumbered(&old[from..to], at, 1, &mut out);
+            out.push(Entry { point, owner: at });
+            from = to;
+            if let Some(refill) = &mut refill {
+                refill.fill_ready(&out);
+            }
+        }
+        copy_renumbered(&old[from..], at, 1, &mut out);
+        let index = match refill {
+            Some(refill) => refill.finish(&out),
+            None => BucketIndex::new(&out),
+        };
+        (out, index)
+    }
+
+    /// The entries and index after node `at` leaves; ids above it move
+    /// down by one, the order of the others (ties included) stays. O(P),
+    /// like [`BucketIndex::joined`].
+    pub(super) fn left(&self, old: &[Entry], at: NodeId) -> (Vec<Entry>, Self) {
+        let gone: Vec<usize> = (0..old.len()).filter(|&i| old[i].owner == at).collect();
+        let points: Vec<u64> = gone.iter().map(|&i| old[i].point).collect();
+        let mut out = Vec::with_capacity(old.len() - gone.len());
+        let mut refill = Refill::new(self, &points, at, false, out.capacity());
+        let mut from = 0;
+        for &i in &gone {
+            copy_renumbered(&old[from..i], at + 1, u32::MAX, &mut out);
+            from = i + 1;
+            if let Some(refill) = &mut refill {
+                refill.fill_ready(&out);
+            }
+        }
+        copy_renumbered(&old[from..], at + 1, u32::MAX, &mut out);
+        let index = match refill {
+            Some(refill) => refill.finish(&out),
+            None => BucketIndex::new(&out),
+        };
+        (out, index)
+    }
+
+    /// Sets the empty buckets right below bucket `end` (down to `floor`, or
+    /// the first bucket with points) to `owner`.
+    fn fill_empty_before(&mut self, end: usize, floor: usize, owner: u16) {
+        for slot in self.slots[floor..end].iter_mut().rev() {
+            if *slot < EMPTY {
+                break;
+            }
+            *slot = owner;
+        }
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        self.start.capacity() * 4
+        self.slots.capacity() * 2 + self.base.capacity() * 4
     }
 }
 
-/// `b` with `2^b` in `(len/2, len]` (0 for an empty ring), capped so that
-/// the index of a huge ring stays small.
+/// The index of a ring being rewritten by a join or leave, filled in as the
+/// new entries are written.
+///
+/// Groups without a changed point keep their slots (owners renumbered;
+/// offsets count from the group's own base, which moves by the number of
+/// changed points below it). Groups with one are filled again from the new
+/// entries. And the empty buckets before such a group, whose owner is the
+/// first entry after them, take the owner of the group's first entry: a
+/// walk down from the group, ending at the first bucket with points (or at
+/// the group above the previous changed one, which walks on its own).
+struct Refill {
+    next: BucketIndex,
+    /// Groups with a changed point, ascending.
+    touched: Vec<usize>,
+    /// How many of them are filled.
+    ready: usize,
+}
+
+impl Refill {
+    /// `None` when the new length `len` calls for another bucket count
+    /// (then the index is built anew).
+    fn new(old: &BucketIndex, changed: &[u64], at: NodeId, grow: bool, len: usize) -> Option<Self> {
+        if len == 0 || bucket_bits(len) != 64 - old.shift {
+            return None;
+        }
+        let mut below = vec![0u32; old.base.len()];
+        let mut touched = Vec::new();
+        for &point in changed {
+            let g = old.bucket(point) >> GROUP_BITS;
+            below[g + 1] += 1;
+            if touched.last() != Some(&g) {
+                touched.push(g);
+            }
+        }
+        let mut sum = 0;
+        for count in &mut below {
+            sum += *count;
+            *count = sum;
+        }
+        let base = old.base.iter().zip(&below);
+        let base = if grow {
+            base.map(|(&b, &n)| b + n).collect()
+        } else {
+            base.map(|(&b, &n)| b - n).collect()
+        };
+        let next = BucketIndex {
+            slots: renumbered(&old.slots, at, grow),
+            base,
+            shift: old.shift,
+        };
+        Some(Refill {
+            next,
+            touched,
+            ready: 0,
+        })
+    }
+
+    /// Fills the changed groups whose entries, and the entry after them,
+    /// are all in `out` now.
+    fn fill_ready(&mut self, out: &[Entry]) {
+        while let Some(&g) = self.touched.get(self.ready) {
+            if self.next.base[g + 1] as usize >= out.len() {
+                break;
+            }
+            self.fill(out);
+        }
+    }
+
+    /// Fills the next changed group and walks down from it.
+    fn fill(&mut self, out: &[Entry]) {
+        let n = self.ready;
+        let g = self.touched[n];
+        self.next.fill_group(out, g);
+        let floor = n
+            .checked_sub(1)
+            .map_or(0, |m| (self.touched[m] + 1) * GROUP);
+        let owner = owner_slot(first_owner(out, self.next.base[g] as usize));
+        self.next.fill_empty_before(g * GROUP, floor, owner);
+        self.ready += 1;
+    }
+
+    /// The index of the complete `out`.
+    fn finish(mut self, out: &[Entry]) -> BucketIndex {
+        while self.ready < self.touched.len() {
+            self.fill(out);
+        }
+        // The empty buckets after the last point own the first point.
+        let end = self.next.slots.len();
+        self.next
+            .fill_empty_before(end, 0, owner_slot(out[0].owner));
+        self.next
+    }
+}
+
+/// Appends `run` to `out` with every id `>= from` moved by `delta` (1, or
+/// -1 as `u32::MAX`): the renumbering after a node joins or leaves.
+fn copy_renumbered(run: &[Entry], from: NodeId, delta: u32, out: &mut Vec<Entry>) {
+    out.extend(run.iter().map(|e| {
+        let moved = delta & 0u32.wrapping_sub(u32::from(e.owner >= from));
+        e.with_owner(e.owner.wrapping_add(moved))
+    }));
+}
+
+/// `b` with `2^b` in `(len, 2·len]`, at least one group, capped so that the
+/// index of a huge ring stays within 2.25 bytes per point.
 fn bucket_bits(len: usize) -> u32 {
-    len.max(1).ilog2().min(28)
+    (len.max(1).ilog2() + 1).clamp(GROUP_BITS, 28)
+}
+
+fn offset_slot(offset: usize) -> u16 {
+    if offset < usize::from(FULL_FAR) {
+        offset as u16
+    } else {
+        FULL_FAR
+    }
+}
+
+fn owner_slot(owner: NodeId) -> u16 {
+    if owner < NodeId::from(EMPTY_FAR - EMPTY) {
+        EMPTY + owner as u16
+    } else {
+        EMPTY_FAR
+    }
+}
+
+/// The owner of the entry at `i`, wrapping past the last to the first.
+#[inline]
+fn first_owner(entries: &[Entry], i: usize) -> NodeId {
+    entries[if i == entries.len() { 0 } else { i }].owner
+}
+
+/// The slots after node `at` joined (`grow`: ids `>= at` move up) or left
+/// (ids `> at` move down). Offsets and far markers are unchanged; an owner
+/// that grows past the 15 bits becomes `EMPTY_FAR` by the carry itself.
+/// Branch-free, so the loop runs on vector registers.
+fn renumbered(slots: &[u16], at: NodeId, grow: bool) -> Vec<u16> {
+    // Owners from `at` on are the slots from `EMPTY + at` on (no owner
+    // slot at all when `at` does not fit in 15 bits).
+    let from = owner_slot(at);
+    if grow {
+        let up = |s: u16| s + u16::from(s >= from && s != EMPTY_FAR);
+        slots.iter().map(|&s| up(s)).collect()
+    } else {
+        let down = |s: u16| s - u16::from(s > from && s != EMPTY_FAR);
+        slots.iter().map(|&s| down(s)).collect()
+    }
 }
 
 /// Sorts entries by `(point, owner)` in O(P) expected and returns them with
 /// their index.
 ///
-/// A counting sort on the index's own bucket bits puts each entry into its
-/// bucket (the running counts are exactly `start`); the buckets, a few
-/// entries each, are then sorted on their own.
+/// A counting sort on the index's bucket bits puts each entry into its
+/// bucket; the buckets, a few entries each, are then sorted on their own.
 pub(super) fn sort_entries(entries: Vec<Entry>) -> (Vec<Entry>, BucketIndex) {
-    let shift = 63 - bucket_bits(entries.len());
-    let bucket = |e: &Entry| ((e.point >> 1) >> shift) as usize;
-    let mut start = vec![0u32; (1 << (63 - shift)) + 1];
+    let shift = 64 - bucket_bits(entries.len());
+    let bucket = |e: &Entry| (e.point >> shift) as usize;
+    let mut start = vec![0u32; (1 << (64 - shift)) + 1];
     for e in &entries {
         start[bucket(e) + 1] += 1;
     }
@@ -145,7 +466,8 @@ pub(super) fn sort_entries(entries: Vec<Entry>) -> (Vec<Entry>, BucketIndex) {
     for k in 0..start.len() - 1 {
         sort_small(&mut sorted[start[k] as usize..start[k + 1] as usize]);
     }
-    (sorted, BucketIndex { start, shift })
+    let index = BucketIndex::new(&sorted);
+    (sorted, index)
 }
 
 /// Insertion sort for the usual bucket of a few entries; the standard sort
@@ -165,70 +487,4 @@ fn sort_small(bucket: &mut [Entry]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entries(points: impl IntoIterator<Item = u64>) -> Vec<Entry> {
-        points
-            .into_iter()
-            .map(|point| Entry { point, owner: 0 })
-            .collect()
-    }
-
-    #[test]
-    fn matches_binary_search() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for len in [0usize, 1, 2, 3, 5, 17, 1000] {
-            let mut points: Vec<u64> = (0..len)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    x
-                })
-                .collect();
-            points.sort_unstable();
-            let ring = entries(points.iter().copied());
-            let index = BucketIndex::new(&ring);
-            let probes = points
-                .iter()
-                .flat_map(|&p| [p, p.wrapping_add(1), p.wrapping_sub(1)]);
-            for hash in probes.chain([0, 1, u64::MAX, u64::MAX / 2]) {
-                let expected = points.partition_point(|&p| p < hash);
-                assert_eq!(index.lower_bound(&ring, hash), expected);
-            }
-        }
-    }
-
-    #[test]
-    fn sorts_like_std() {
-        let unsorted: Vec<Entry> = (0..5000u64)
-            .map(|i| Entry {
-                point: (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 3000) << 50,
-                owner: (i % 7) as NodeId,
-            })
-            .collect();
-        let mut expected = unsorted.clone();
-        expected.sort_unstable();
-        let (sorted, index) = sort_entries(unsorted);
-        assert_eq!(sorted, expected);
-        assert_eq!(index.start, BucketIndex::new(&sorted).start);
-    }
-
-    #[test]
-    fn adjusted_equals_a_fresh_index() {
-        let all: Vec<Entry> = entries((0..4000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
-        let (all, _) = sort_entries(all);
-        let (kept, removed): (Vec<Entry>, Vec<Entry>) = all.iter().partition(|e| e.point % 97 != 0);
-        let removed: Vec<u64> = removed.iter().map(|e| e.point).collect();
-        let full = BucketIndex::new(&all);
-        let small = BucketIndex::new(&kept);
-        assert_eq!(full.adjusted(&kept, &removed, false).start, small.start);
-        assert_eq!(small.adjusted(&all, &removed, true).start, full.start);
-    }
-
-    #[test]
-    fn entries_are_12_bytes() {
-        assert_eq!(std::mem::size_of::<Entry>(), 12);
-    }
-}
+mod tests;
