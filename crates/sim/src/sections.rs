@@ -3,6 +3,7 @@
 
 use ringwise::Algorithm;
 
+use crate::config::Config;
 use crate::cost::Cost;
 use crate::report::Report;
 use crate::table::{Cell, Layout, Section, bytes, pct, thousands};
@@ -48,7 +49,8 @@ fn single(report: &Report) -> Option<Section> {
         name: "single",
         title: vec![
             format!(
-                "One ring, {} keys, node-{} joins",
+                "{}, {} keys, node-{} joins",
+                placement_name(p),
                 thousands(p.keys),
                 p.nodes
             ),
@@ -78,6 +80,15 @@ fn single(report: &Report) -> Option<Section> {
             )
         }),
     })
+}
+
+/// "One ring" (the article's words), or the algorithm, saying that the
+/// vnodes lists do not apply to it.
+fn placement_name(p: &Config) -> String {
+    match p.uses_vnodes() {
+        true => "One ring".into(),
+        false => format!("{} (no virtual nodes: one row, vnodes ignored)", p.algo),
+    }
 }
 
 fn seeds(report: &Report) -> Option<Section> {
@@ -334,7 +345,11 @@ fn compare(report: &Report) -> Option<Section> {
         name: "compare",
         title: vec![
             format!(
-                "Algorithms compared ({} keys; ring at {} vnodes)",
+                "Algorithms compared at {} and {} nodes on the first {} keys (at most {}); \
+                 ring at {} vnodes",
+                compare::sizes(&report.params)[0],
+                compare::sizes(&report.params)[1],
+                thousands(compare::key_count(&report.params)),
                 thousands(compare::KEYS),
                 compare::RING_VNODES
             ),
