@@ -193,6 +193,7 @@ fn compare_lists_every_algorithm_at_both_sizes() {
         assert!((f(&row["add_optimal"]) - 1.0 / (n + 1.0)).abs() < 1e-12);
         assert!((f(&row["remove_optimal"]) - 1.0 / n).abs() < 1e-12);
         assert!(f(&row["max_load"]) >= 1.0);
+        assert!(f(&row["min_load"]) <= 1.0);
         assert!(row["memory_bytes"].as_u64().expect("bytes") > 0);
         if row["algorithm"] == "ring" {
             assert_eq!(row["add_only_new"], true);
@@ -592,4 +593,66 @@ fn headers_state_what_ran() {
         text.contains("\nOne ring, 20,000 keys, node-6 joins\n"),
         "{text}"
     );
+}
+
+/// The README's multiprobe row states peak/mean and min/mean at N = 10, 11
+/// and 100, as `simulate --compare` measures them (md5, 200,000 keys).
+#[test]
+fn readme_multiprobe_figures_are_measured() {
+    let stated = [(10, 1.12, 0.35), (11, 1.11, 0.38), (100, 1.09, 0.31)];
+    let readme = include_str!("../../../README.md");
+    let fmt = |i: usize| -> String {
+        stated
+            .iter()
+            .map(|s| {
+                [
+                    s.0.to_string(),
+                    format!("{:.2}", s.1),
+                    format!("{:.2}", s.2),
+                ][i]
+                    .clone()
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let phrase = format!(
+        "(peak/mean) {} and least-loaded node {} of its fair share at N = {}",
+        fmt(1),
+        fmt(2),
+        fmt(0)
+    );
+    assert!(readme.contains(&phrase), "README lacks {phrase:?}");
+    let mut measured = Vec::new();
+    for nodes in ["10", "11"] {
+        let out = simulate(&[
+            "--experiments",
+            "compare",
+            "--nodes",
+            nodes,
+            "--format",
+            "json",
+        ]);
+        assert_success(&out);
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+        for row in doc["compare"].as_array().expect("rows") {
+            if row["algorithm"] == "multiprobe" {
+                let n = row["nodes"].as_u64().expect("nodes");
+                measured.push((n, f(&row["max_load"]), f(&row["min_load"])));
+            }
+        }
+    }
+    for (n, peak, min) in stated {
+        let &(_, got_peak, got_min) = measured
+            .iter()
+            .find(|m| m.0 == n)
+            .unwrap_or_else(|| panic!("no multiprobe row at N = {n}: {measured:?}"));
+        assert!(
+            (got_peak - peak).abs() <= 0.006,
+            "N = {n}: peak/mean {got_peak}, README {peak}"
+        );
+        assert!(
+            (got_min - min).abs() <= 0.006,
+            "N = {n}: min/mean {got_min}, README {min}"
+        );
+    }
 }

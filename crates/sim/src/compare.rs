@@ -54,6 +54,9 @@ pub struct CompareRow {
     pub remove_only_removed: bool,
     /// Largest node load over the mean load (before any change).
     pub max_load: f64,
+    /// Smallest node load over the mean load: the least-loaded node's share
+    /// of its fair share (0 when a node gets no key).
+    pub min_load: f64,
     pub lookup_ns: f64,
     pub memory_bytes: usize,
     pub build_ms: f64,
@@ -120,6 +123,11 @@ fn one(
         remove_optimal: 1.0 / f64::from(n),
         remove_only_removed: only(&l, &names[n as usize - 1], false),
         max_load: load.values().copied().max().unwrap_or(0) as f64 / mean,
+        // A node without any key is absent from `load`.
+        min_load: match load.len() == n as usize {
+            true => load.values().copied().min().unwrap_or(0) as f64 / mean,
+            false => 0.0,
+        },
         lookup_ns: lookup_ns(config, &before),
         memory_bytes: before.heap_bytes(),
         build_ms,

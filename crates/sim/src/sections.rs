@@ -354,7 +354,7 @@ fn compare(report: &Report) -> Option<Section> {
                 compare::RING_VNODES
             ),
             "algorithm     N  add: moved (opt)     only new  remove: moved (opt)  only it  \
-             max/mean  lookup   memory     build"
+             max/mean  min/mean  lookup   memory     build"
                 .into(),
         ],
         columns: &[
@@ -367,6 +367,7 @@ fn compare(report: &Report) -> Option<Section> {
             "remove_optimal",
             "remove_only_removed",
             "max_load",
+            "min_load",
             "lookup_ns",
             "memory_bytes",
             "build_ms",
@@ -384,6 +385,7 @@ fn compare(report: &Report) -> Option<Section> {
                     Cell::Pct(r.remove_optimal, 2),
                     Cell::YesNo(r.remove_only_removed),
                     Cell::Fixed(r.max_load, 3),
+                    Cell::Fixed(r.min_load, 3),
                     Cell::Nanos(r.lookup_ns),
                     Cell::Bytes(r.memory_bytes as f64),
                     Cell::Fixed(r.build_ms, 2),
@@ -392,8 +394,8 @@ fn compare(report: &Report) -> Option<Section> {
             .collect(),
         layout: Layout::EachRow(|c| {
             format!(
-                "{:<10} {:>4}  {:>7} ({:>6})  {:<8}  {:>7} ({:>6})      {:<7}  {:>8}  {:>6}  {:>9}  {:>6} ms",
-                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]
+                "{:<10} {:>4}  {:>7} ({:>6})  {:<8}  {:>7} ({:>6})      {:<7}  {:>8}  {:>8}  {:>6}  {:>9}  {:>6} ms",
+                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12]
             )
         }),
     })
