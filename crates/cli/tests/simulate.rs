@@ -430,7 +430,7 @@ fn charts_say_what_they_show() {
     assert!(
         spread
             .iter()
-            .any(|t| t.starts_with("Load spread vs virtual nodes (6 nodes"))
+            .any(|t| t == "Load spread vs virtual nodes, 6 nodes")
     );
     let compare = text("compare.svg");
     for label in [

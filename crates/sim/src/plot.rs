@@ -21,6 +21,7 @@ use plotters::prelude::*;
 
 use crate::error::SimError;
 use crate::report::Report;
+use crate::table::thousands;
 
 type Plot = Result<(), Box<dyn std::error::Error>>;
 type Chart = fn(&Report, &mut String) -> Plot;
@@ -104,10 +105,8 @@ fn spread(report: &Report, svg: &mut String) -> Plot {
 
     let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
-    let caption = format!(
-        "Load spread vs virtual nodes ({} nodes, {} keys)",
-        report.params.nodes, report.params.keys
-    );
+    let p = &report.params;
+    let caption = format!("Load spread vs virtual nodes, {} nodes", p.nodes);
     let mut chart = builder(&root, &caption).build_cartesian_2d(
         (x_lo..x_hi)
             .log_scale()
@@ -136,11 +135,19 @@ fn spread(report: &Report, svg: &mut String) -> Plot {
         .label("1/sqrt(V), the expected spread")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.5)));
     for (points, color, label) in [
-        (&single, RED, "one ring (node-0..)".to_owned()),
+        (
+            &single,
+            RED,
+            format!("one ring (node-0.., {} keys)", thousands(p.keys)),
+        ),
         (
             &seeds,
             BLUE,
-            format!("mean over {} name sets", report.params.seeds),
+            format!(
+                "mean over {} name sets ({} keys each)",
+                p.seeds,
+                thousands(p.seed_keys.min(p.keys))
+            ),
         ),
     ] {
         if points.is_empty() {
