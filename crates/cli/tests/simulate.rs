@@ -571,6 +571,10 @@ fn headers_state_what_ran() {
         "{text}"
     );
     assert!(!text.contains("One ring"), "{text}");
+    let out = simulate(&["--algo", "jump", "--keys", "2000", "--experiments", "cost"]);
+    let text = crate::support::stdout(&out);
+    assert!(text.contains("measured (jump)"), "{text}");
+    assert!(!text.contains("ring at"), "{text}");
     let doc = json(&[
         "--algo",
         "rendezvous",

@@ -256,6 +256,7 @@ fn rendezvous(report: &Report) -> Option<Section> {
 fn cost(report: &Report) -> Option<Section> {
     let c = report.cost.as_ref()?;
     let measured_title = match c.measured_vnodes {
+        Some(_) if !report.params.uses_vnodes() => format!("measured ({})", report.params.algo),
         Some(v) => format!("measured (ring at {v} vnodes)"),
         None => "measured (run modulo and single)".into(),
     };
