@@ -8,7 +8,7 @@
 
 use std::alloc::System;
 
-use ringwise::{Node, Ring, StableHash};
+use ringwise::{Node, Placement, Ring, StableHash};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
