@@ -27,10 +27,12 @@ pub struct Args {
     /// Keys user:0 .. user:{KEYS-1}.
     #[arg(long, default_value_t = 1_000_000)]
     keys: u64,
-    /// Nodes before the change: node-0 .. node-{NODES-1}.
+    /// Nodes before the change: node-0 .. node-{NODES-1} (compare: NODES
+    /// and 10 x NODES).
     #[arg(long, default_value_t = 10)]
     nodes: u32,
-    /// Virtual nodes of the single and seeds experiments.
+    /// Virtual nodes of the single and seeds experiments (ring only: other
+    /// algorithms run once, with the first value).
     #[arg(long, default_value = "1,10,100,1000", value_name = "LIST")]
     vnodes: String,
     /// Node-name sets of the seeds experiment.
@@ -65,8 +67,8 @@ pub struct Args {
     #[arg(long, default_value = "3TB")]
     data: String,
     /// Also compare every algorithm (moves on join and leave, balance,
-    /// lookup time, memory, build time) at 10 and 100 nodes, and run the
-    /// bounded-loads experiment.
+    /// lookup time, memory, build time) at NODES and 10 x NODES nodes on the
+    /// first min(KEYS, 200000) keys, and run the bounded-loads experiment.
     #[arg(long)]
     compare: bool,
     /// Load bound of the bounded experiment: (1 + EPSILON) x the mean.
@@ -75,7 +77,8 @@ pub struct Args {
     /// Output: terminal tables, one JSON document, or CSV sections.
     #[arg(long, default_value_t = Format::Text, value_parser = Format::parser(&Format::ALL))]
     format: Format,
-    /// Also write SVG charts (spread.svg, moved.svg, failure.svg) into DIR.
+    /// Also write SVG charts into DIR (spread.svg, moved.svg, failure.svg,
+    /// compare.svg: those whose experiment ran).
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
 }
@@ -94,11 +97,22 @@ pub fn run(args: Args) -> Result<(), Failure> {
     .map_err(Failure::data)?;
     let mut plots = Vec::new();
     if let Some(dir) = &args.plot {
+        if !ringwise_sim::plot::has_charts(&report) {
+            eprintln!(
+                "ringwise: warning: --plot {}: nothing to chart; charts come from the single, seeds, \
+                 failure and compare experiments, and none of them ran",
+                dir.display()
+            );
+        }
         plots = ringwise_sim::plot::write(&report, dir).map_err(Failure::io_other)?;
     }
     let mut out = std::io::stdout().lock();
     match args.format {
-        Format::Json => write_json(&mut out, &Versioned::new(&report), Json::Pretty),
+        Format::Json => {
+            let document =
+                serde_json::to_value(Versioned::new(&report)).map_err(|e| Failure::io(e.into()))?;
+            write_json(&mut out, &rounded(document), Json::Pretty)
+        }
         Format::Csv => out.write_all(ringwise_sim::render::csv(&report).as_bytes()),
         Format::Text => out.write_all(ringwise_sim::render::text(&report).as_bytes()),
     }
@@ -109,6 +123,31 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Significant digits of every float in the JSON document: what double
+/// precision carries beyond its last three, noisy, digits (`100000 × (1 −
+/// 0.95)` is `5000.000000000005` in binary floating point and `5000.0`
+/// here). The rounding moves a figure by at most 5e-13 of itself.
+const JSON_DIGITS: usize = 13;
+
+/// `value` with every float rounded to [`JSON_DIGITS`] significant digits.
+fn rounded(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or_default();
+            // `{:.12e}` keeps 13 significant digits; parsing it back gives
+            // the nearest double, printed by serde_json in its shortest form.
+            let x: f64 = format!("{x:.*e}", JSON_DIGITS - 1).parse().unwrap_or(x);
+            serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(rounded).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, rounded(v))).collect())
+        }
+        other => other,
+    }
 }
 
 /// Runs whose progress is worth showing (the default run takes half a

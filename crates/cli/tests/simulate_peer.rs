@@ -14,7 +14,9 @@ use serde_json::Value;
 use crate::support::ringwise;
 
 /// Relative tolerance for floats. Python's `statistics.mean`/`pstdev` use
-/// exact rational arithmetic, so the last ulp may differ from Rust's.
+/// exact rational arithmetic, so the last ulp may differ from Rust's; and
+/// ringwise's JSON rounds every float to 13 significant digits (at most
+/// 5e-13 of the figure), which this tolerance covers and nothing more.
 const REL_TOL: f64 = 1e-12;
 
 /// The sections of the article's program, in the peer's document.

@@ -1,7 +1,8 @@
 //! `--compare`: every algorithm side by side, the table the article promises
 //! in "what replaces the ring".
 //!
-//! For each algorithm at each cluster size N (10 and 100 by default): the
+//! For each algorithm at each cluster size (`--nodes` N and 10 N: 10 and
+//! 100 by default), on the first `min(--keys, 200,000)` keys: the
 //! share of keys moved when node N joins and when the last node leaves, next
 //! to the optimum `1/(N+1)` and `1/N`; whether every move involved only the
 //! changed node; the largest load over the mean; one lookup's time (hashing
@@ -19,11 +20,19 @@ use crate::config::{Config, nodes_named};
 use crate::error::SimError;
 use crate::keys::{KeyText, Keys};
 
-/// Cluster sizes compared.
-pub const SIZES: [u32; 2] = [10, 100];
+/// Cluster sizes compared: the run's `nodes` and ten times as many.
+pub fn sizes(config: &Config) -> [u32; 2] {
+    [config.nodes, config.nodes * 10]
+}
 
-/// Keys used by the comparison (the first ones).
+/// The most keys the comparison uses (the first ones): enough for its
+/// figures, and quick at every size.
 pub const KEYS: u64 = 200_000;
+
+/// Keys used by the comparison: the first `min(keys, KEYS)`.
+pub fn key_count(config: &Config) -> u64 {
+    config.keys.min(KEYS)
+}
 
 /// Virtual nodes of the ring in the comparison (the library default).
 pub const RING_VNODES: u32 = ringwise::DEFAULT_VNODES;
@@ -45,6 +54,9 @@ pub struct CompareRow {
     pub remove_only_removed: bool,
     /// Largest node load over the mean load (before any change).
     pub max_load: f64,
+    /// Smallest node load over the mean load: the least-loaded node's share
+    /// of its fair share (0 when a node gets no key).
+    pub min_load: f64,
     pub lookup_ns: f64,
     pub memory_bytes: usize,
     pub build_ms: f64,
@@ -52,10 +64,10 @@ pub struct CompareRow {
 
 /// Compares every built-in algorithm.
 pub fn run(config: &Config, keys: &Keys) -> Result<Vec<CompareRow>, SimError> {
-    let hashes = keys.prefix(KEYS);
+    let hashes = keys.prefix(key_count(config));
     let mut rows = Vec::new();
     for &algorithm in Algorithm::ALL {
-        for n in SIZES {
+        for n in sizes(config) {
             rows.push(one(config, algorithm, n, &hashes)?);
         }
     }
@@ -111,6 +123,11 @@ fn one(
         remove_optimal: 1.0 / f64::from(n),
         remove_only_removed: only(&l, &names[n as usize - 1], false),
         max_load: load.values().copied().max().unwrap_or(0) as f64 / mean,
+        // A node without any key is absent from `load`.
+        min_load: match load.len() == n as usize {
+            true => load.values().copied().min().unwrap_or(0) as f64 / mean,
+            false => 0.0,
+        },
         lookup_ns: lookup_ns(config, &before),
         memory_bytes: before.heap_bytes(),
         build_ms,

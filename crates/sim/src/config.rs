@@ -116,6 +116,14 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// The largest `--rps`: a trillion requests per second, far beyond any
+/// cache, and small enough that every derived figure stays exact to the unit.
+pub const MAX_RPS: f64 = 1e12;
+
+/// The largest `--nodes` with the comparison, which also runs 10 N nodes
+/// and includes slots (at most 16,384 nodes).
+pub const MAX_COMPARE_NODES: u32 = ringwise::SLOT_COUNT as u32 / 10;
+
 /// The parameters of a run; [`Config::default`] is the article's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Config {
@@ -227,10 +235,24 @@ impl Config {
                 "name at least one experiment",
             ));
         }
-        if !(self.rps.is_finite() && self.rps >= 0.0) {
+        if !(self.rps.is_finite() && (0.0..=MAX_RPS).contains(&self.rps)) {
             return Err(ConfigError::new(
                 "rps",
-                format!("{} is not a request rate >= 0", self.rps),
+                format!(
+                    "{:e} is not a request rate from 0 to 1e12 per second (e.g. 100000)",
+                    self.rps
+                ),
+            ));
+        }
+        if self.wants(Experiment::Compare) && self.nodes > MAX_COMPARE_NODES {
+            return Err(ConfigError::new(
+                "nodes",
+                format!(
+                    "{} nodes: compare runs N and 10 N nodes, and slots holds at most {} \
+                     nodes; use at most {MAX_COMPARE_NODES} with compare",
+                    self.nodes,
+                    ringwise::SLOT_COUNT
+                ),
             ));
         }
         if !(0.0..=1.0).contains(&self.hit_rate) {
@@ -255,6 +277,29 @@ impl Config {
             return Err(ConfigError::new("data", "must be a size >= 0, e.g. 3TB"));
         }
         Ok(())
+    }
+
+    /// True when the configured algorithm places virtual nodes (only the
+    /// ring does; the others ignore `vnodes`).
+    pub fn uses_vnodes(&self) -> bool {
+        self.algo == Algorithm::Ring
+    }
+
+    /// The configuration as it runs: for an algorithm without virtual nodes
+    /// every vnodes list is cut to its first value, so each experiment runs
+    /// once instead of printing identical rows per vnodes value.
+    pub fn as_run(&self) -> Config {
+        let mut config = self.clone();
+        if !self.uses_vnodes() {
+            for list in [
+                &mut config.vnodes,
+                &mut config.failure_vnodes,
+                &mut config.weight_vnodes,
+            ] {
+                list.truncate(1);
+            }
+        }
+        config
     }
 
     /// True when `experiment` was selected.

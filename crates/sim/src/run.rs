@@ -40,6 +40,8 @@ where
     B: Fn(Vec<Node>, u32) -> Result<P, Error> + Sync,
 {
     config.validate()?;
+    // What runs, and what the report's params say ran.
+    let config = &config.as_run();
     let started = Instant::now();
     progress.start(total_units(config));
     let (rendezvous, keyed) = rayon::join(

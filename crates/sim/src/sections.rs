@@ -3,6 +3,7 @@
 
 use ringwise::Algorithm;
 
+use crate::config::Config;
 use crate::cost::Cost;
 use crate::report::Report;
 use crate::table::{Cell, Layout, Section, bytes, pct, thousands};
@@ -48,7 +49,8 @@ fn single(report: &Report) -> Option<Section> {
         name: "single",
         title: vec![
             format!(
-                "One ring, {} keys, node-{} joins",
+                "{}, {} keys, node-{} joins",
+                placement_name(p),
                 thousands(p.keys),
                 p.nodes
             ),
@@ -78,6 +80,15 @@ fn single(report: &Report) -> Option<Section> {
             )
         }),
     })
+}
+
+/// "One ring" (the article's words), or the algorithm, saying that the
+/// vnodes lists do not apply to it.
+fn placement_name(p: &Config) -> String {
+    match p.uses_vnodes() {
+        true => "One ring".into(),
+        false => format!("{} (no virtual nodes: one row, vnodes ignored)", p.algo),
+    }
 }
 
 fn seeds(report: &Report) -> Option<Section> {
@@ -245,6 +256,7 @@ fn rendezvous(report: &Report) -> Option<Section> {
 fn cost(report: &Report) -> Option<Section> {
     let c = report.cost.as_ref()?;
     let measured_title = match c.measured_vnodes {
+        Some(_) if !report.params.uses_vnodes() => format!("measured ({})", report.params.algo),
         Some(v) => format!("measured (ring at {v} vnodes)"),
         None => "measured (run modulo and single)".into(),
     };
@@ -334,12 +346,16 @@ fn compare(report: &Report) -> Option<Section> {
         name: "compare",
         title: vec![
             format!(
-                "Algorithms compared ({} keys; ring at {} vnodes)",
+                "Algorithms compared at {} and {} nodes on the first {} keys (at most {}); \
+                 ring at {} vnodes",
+                compare::sizes(&report.params)[0],
+                compare::sizes(&report.params)[1],
+                thousands(compare::key_count(&report.params)),
                 thousands(compare::KEYS),
                 compare::RING_VNODES
             ),
             "algorithm     N  add: moved (opt)     only new  remove: moved (opt)  only it  \
-             max/mean  lookup   memory     build"
+             max/mean  min/mean  lookup   memory     build"
                 .into(),
         ],
         columns: &[
@@ -352,6 +368,7 @@ fn compare(report: &Report) -> Option<Section> {
             "remove_optimal",
             "remove_only_removed",
             "max_load",
+            "min_load",
             "lookup_ns",
             "memory_bytes",
             "build_ms",
@@ -369,6 +386,7 @@ fn compare(report: &Report) -> Option<Section> {
                     Cell::Pct(r.remove_optimal, 2),
                     Cell::YesNo(r.remove_only_removed),
                     Cell::Fixed(r.max_load, 3),
+                    Cell::Fixed(r.min_load, 3),
                     Cell::Nanos(r.lookup_ns),
                     Cell::Bytes(r.memory_bytes as f64),
                     Cell::Fixed(r.build_ms, 2),
@@ -377,8 +395,8 @@ fn compare(report: &Report) -> Option<Section> {
             .collect(),
         layout: Layout::EachRow(|c| {
             format!(
-                "{:<10} {:>4}  {:>7} ({:>6})  {:<8}  {:>7} ({:>6})      {:<7}  {:>8}  {:>6}  {:>9}  {:>6} ms",
-                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]
+                "{:<10} {:>4}  {:>7} ({:>6})  {:<8}  {:>7} ({:>6})      {:<7}  {:>8}  {:>8}  {:>6}  {:>9}  {:>6} ms",
+                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12]
             )
         }),
     })
