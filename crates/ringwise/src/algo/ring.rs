@@ -21,13 +21,15 @@
 //! adding a node moves keys only to it and removing one moves only its keys
 //! (monotonicity).
 //!
-//! Cost: `P` points take 12 bytes each (`u64` point + `u32` owner, packed)
-//! plus a bucket index of 2.25 to 4.5 bytes per point (`ring/index.rs`).
-//! `owner` is O(1) expected: one read of a `u16` slot answers about half of
-//! all hashes (those whose bucket holds no point), the others read the
-//! bucket's one or two entries too. The batch call overlaps these reads
-//! across 128 hashes. Building sorts by bucket in O(P); adding or removing
-//! a node merges sorted lists in O(P) without rehashing anyone else.
+//! Cost: `P` points take 12 bytes each (`u64` point + `u32` owner label,
+//! packed) plus a bucket index of 2.25 to 4.5 bytes per point and 4 per node
+//! (`ring/index.rs`). `owner` is O(1) expected: one read of a `u16` slot
+//! answers about half of all hashes (those whose bucket holds no point), the
+//! others read the bucket's first two entries too. The batch call overlaps
+//! these reads across 128 hashes. Building sorts by bucket in O(P); adding
+//! or removing a node merges sorted lists in O(P) (runs of entries copied
+//! with `memcpy`: owners are labels that other nodes' changes leave alone),
+//! without rehashing anyone else.
 //!
 //! Quirks: weights are rounded to whole points, so a weight below
 //! `0.5 / vnodes` still gets one point. Replica walks are O(points visited),

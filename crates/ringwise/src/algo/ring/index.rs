@@ -9,10 +9,12 @@
 //! - if bucket `k` holds no point, that is simply the first entry after the
 //!   bucket, the same for every hash in it, so the index stores its **owner**
 //!   and the lookup is one read. With `P / 2^b = λ` points per bucket on
-//!   average (`λ` in `(0.5, 1]`), a share `e^-λ` of buckets is empty: 47 % at
+//!   average (`λ` in `[0.5, 1)`), a share `e^-λ` of buckets is empty: 47 % at
 //!   100,000 points (`λ = 0.76`);
-//! - otherwise the index stores where the bucket's entries start and the
-//!   lookup scans them: every entry before lies in a lower bucket (`< h`),
+//! - otherwise the index stores where the bucket's entries start, and the
+//!   answer is the bucket's first entry or the one after it (chosen without
+//!   a branch), unless the bucket holds two points below `h` (then a search
+//!   of the bucket): every entry before lies in a lower bucket (`< h`),
 //!   every entry after the bucket in a higher one (`> h`).
 //!
 //! Each bucket has a `u16` slot, and each group of 16 buckets one `u32`
@@ -30,12 +32,20 @@
 //! nodes), `0x7FFF` a bucket whose entries start `>= 0x7FFF` entries after its
 //! group's (a hasher so skewed that one group holds 32,767 points).
 //!
+//! Labels: an entry's owner is a label, which stays while its node is a
+//! member; the index maps labels to ids (name ranks), which change when a
+//! node joins or leaves. So a join or leave renumbers that small table and
+//! the slots (one vectorised pass), and copies the entries with `memcpy`
+//! instead of renumbering 100,000 owners. Slots hold ids, not labels: an
+//! empty bucket still answers in one read.
+//!
 //! Sizes: entries are 12 bytes, the owner next to its point; the index is
 //! `2.25` bytes per bucket, `2.25..4.5` per point (2.95 for the benchmark's
-//! 100,000 points, and 256 KiB of slots: they stay in a core's L2). A lookup
-//! that finds an empty bucket reads one slot; the others read the slot and
-//! the bucket's first entry (two dependent reads, the second usually the
-//! only one that misses the cache).
+//! 100,000 points, and 256 KiB of slots: they stay in a core's L2), plus 4
+//! bytes per node. A lookup that finds an empty bucket reads one slot; the
+//! others read the slot and the bucket's first entry (two dependent reads,
+//! the second usually the only one that misses the cache) and the label's
+//! id (in L1).
 
 use crate::node::NodeId;
 
