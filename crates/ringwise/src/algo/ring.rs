@@ -21,13 +21,15 @@
 //! adding a node moves keys only to it and removing one moves only its keys
 //! (monotonicity).
 //!
-//! Cost: `P` points take 12 bytes each (`u64` point + `u32` owner, packed)
-//! plus a bucket index of 2.25 to 4.5 bytes per point (`ring/index.rs`).
-//! `owner` is O(1) expected: one read of a `u16` slot answers about half of
-//! all hashes (those whose bucket holds no point), the others read the
-//! bucket's one or two entries too. The batch call overlaps these reads
-//! across 128 hashes. Building sorts by bucket in O(P); adding or removing
-//! a node merges sorted lists in O(P) without rehashing anyone else.
+//! Cost: `P` points take 12 bytes each (`u64` point + `u32` owner label,
+//! packed) plus a bucket index of 2.25 to 4.5 bytes per point and 4 per node
+//! (`ring/index.rs`). `owner` is O(1) expected: one read of a `u16` slot
+//! answers about half of all hashes (those whose bucket holds no point), the
+//! others read the bucket's first two entries too. The batch call overlaps
+//! these reads across 128 hashes. Building sorts by bucket in O(P); adding
+//! or removing a node merges sorted lists in O(P) (runs of entries copied
+//! with `memcpy`: owners are labels that other nodes' changes leave alone),
+//! without rehashing anyone else.
 //!
 //! Quirks: weights are rounded to whole points, so a weight below
 //! `0.5 / vnodes` still gets one point. Replica walks are O(points visited),
@@ -73,7 +75,8 @@ pub struct Ring<S = Vnodes> {
     /// Listed position of each id (the builder's order, then join order);
     /// read only by list-order ties.
     listed: Vec<u32>,
-    /// Sorted by `(point, tie rank of owner)`.
+    /// Sorted by `(point, tie rank of owner)`; owners are labels, which
+    /// `index` maps to ids.
     entries: Vec<Entry>,
     index: BucketIndex,
     /// The point budget, kept for membership changes.
@@ -221,7 +224,8 @@ impl<S: PointScheme> Ring<S> {
     }
 
     /// Sorts `entries` (owners are ids) by point and tie rank, and indexes
-    /// them.
+    /// them. Entries are labelled by id, or for list-order ties by list
+    /// rank, so that labels order ties.
     fn assemble(
         scheme: S,
         tie: Tie,
@@ -230,17 +234,13 @@ impl<S: PointScheme> Ring<S> {
         entries: Vec<Entry>,
     ) -> Self {
         let ranks = tie_ranks(tie, &listed);
-        let (entries, index) = match &ranks {
-            None => index::sort_entries(entries),
+        let (entries, index) = match ranks {
+            None => index::sort_entries(entries, (0..nodes.len() as NodeId).collect()),
             Some((rank, id_of)) => {
                 let by_rank = entries
                     .into_iter()
                     .map(|e| e.with_owner(rank[e.owner as usize]));
-                let (sorted, index) = index::sort_entries(by_rank.collect());
-                let by_id = sorted
-                    .into_iter()
-                    .map(|e| e.with_owner(id_of[e.owner as usize]));
-                (by_id.collect(), index)
+                index::sort_entries(by_rank.collect(), id_of)
             }
         };
         Ring {
@@ -285,7 +285,10 @@ impl<S: PointScheme> Ring<S> {
         )?;
         fresh.sort_unstable();
         if self.tie != Tie::ByName {
-            let shift = |e: &Entry| e.with_owner(e.owner + u32::from(e.owner >= at));
+            let shift = |e: &Entry| {
+                let id = self.index.id(e.owner);
+                e.with_owner(id + u32::from(id >= at))
+            };
             let mut entries: Vec<Entry> = self.entries.iter().map(shift).collect();
             entries.extend(fresh.iter().map(|&point| Entry { point, owner: at }));
             return Ok(self.reassembled(nodes, listed, entries));
@@ -357,7 +360,9 @@ impl<S> Ring<S> {
     pub fn iter(
         &self,
     ) -> impl DoubleEndedIterator<Item = (u64, NodeId)> + ExactSizeIterator + Clone + '_ {
-        self.entries.iter().map(|e| (e.point, e.owner))
+        self.entries
+            .iter()
+            .map(|e| (e.point, self.index.id(e.owner)))
     }
 
     /// Points per node, exact ownership shares and their spread. O(P + N).
@@ -402,7 +407,7 @@ impl<S> Ring<S> {
     /// Owners from `start` once around the ring.
     fn clockwise(&self, start: usize) -> impl Iterator<Item = NodeId> + '_ {
         let (before, after) = self.entries.split_at(start);
-        after.iter().chain(before).map(|e| e.owner)
+        after.iter().chain(before).map(|e| self.index.id(e.owner))
     }
 
     /// Owners of the ascending `hashes` into `owners`, sweeping forward from
@@ -427,7 +432,9 @@ impl<S> Ring<S> {
                 }
             }
             previous = hash;
-            *owner = self.entries[if i == len { 0 } else { i }].owner;
+            *owner = self
+                .index
+                .id(self.entries[if i == len { 0 } else { i }].owner);
         }
         (i, previous)
     }
@@ -490,7 +497,8 @@ impl<S: PointScheme> Placement for Ring<S> {
         }
     }
 
-    /// 12 bytes per point plus the bucket index (2.25 to 4.5 per point).
+    /// 12 bytes per point plus the bucket index (2.25 to 4.5 per point) and
+    /// 4 bytes per node.
     fn heap_bytes(&self) -> usize {
         self.entries.capacity() * std::mem::size_of::<Entry>()
             + self.index.heap_bytes()
@@ -674,6 +682,7 @@ mod tests {
         let probes: Vec<u64> = probes.collect();
         for &h in &probes {
             assert_eq!(changed.owner(h), fresh.owner(h), "owner of {h:#x}");
+            assert_eq!(changed.owner(h), model_owner(changed, h), "{h:#x}");
         }
         let (mut a, mut b) = (Vec::new(), Vec::new());
         changed.owners_into(&probes, &mut a);
@@ -734,6 +743,25 @@ mod tests {
     }
 
     #[test]
+    fn joins_and_leaves_match_fresh_builds_with_list_order_ties() {
+        for tie in [Tie::FirstListed, Tie::LastListed] {
+            let build = |names: &[String]| {
+                Ring::builder()
+                    .hasher(Weak8)
+                    .vnodes(20)
+                    .tie(tie)
+                    .nodes(names.iter().map(|n| Node::new(n.as_str())))
+                    .build()
+                    .expect("valid")
+            };
+            let start = build(&["n9".into(), "n1".into()]);
+            join_and_leave(start, build, |r, name| {
+                r.with_node(Node::new(name)).expect("new")
+            });
+        }
+    }
+
+    #[test]
     fn joins_and_leaves_match_fresh_builds_with_xxh3() {
         let build = |names: &[String]| {
             Ring::builder()
@@ -773,6 +801,36 @@ mod tests {
             r.with_node_points(Node::new(name), points(name))
                 .expect("new")
         });
+    }
+
+    /// The owner of `h` read off the point list: the first point `>= h` in
+    /// ring order (which already ranks ties by the rule), wrapping.
+    fn model_owner<S: PointScheme>(ring: &Ring<S>, h: u64) -> Option<NodeId> {
+        let mut points = ring.iter();
+        let first = points.clone().next();
+        points.find(|&(p, _)| p >= h).or(first).map(|(_, id)| id)
+    }
+
+    #[test]
+    fn list_order_ties_answer_like_the_point_list() {
+        // Listed in reverse name order, so list ranks and ids differ; many
+        // points in few buckets plus wide gaps (empty buckets).
+        let names = ["e", "d", "c", "b", "a"];
+        for tie in [Tie::FirstListed, Tie::LastListed, Tie::ByName] {
+            let builder = Ring::builder().scheme(Explicit).tie(tie);
+            let ring = names
+                .iter()
+                .enumerate()
+                .fold(builder, |b, (i, name)| {
+                    let points = (0..40u64).map(move |j| ((j * 7 + i as u64 * 3) % 50) << 58);
+                    b.node_points(Node::new(*name), points)
+                })
+                .build()
+                .expect("valid");
+            for h in (0..4096u64).map(|i| i << 52).chain([u64::MAX]) {
+                assert_eq!(ring.owner(h), model_owner(&ring, h), "{tie:?} {h:#x}");
+            }
+        }
     }
 
     #[test]

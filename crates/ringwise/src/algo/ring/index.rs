@@ -9,10 +9,12 @@
 //! - if bucket `k` holds no point, that is simply the first entry after the
 //!   bucket, the same for every hash in it, so the index stores its **owner**
 //!   and the lookup is one read. With `P / 2^b = λ` points per bucket on
-//!   average (`λ` in `(0.5, 1]`), a share `e^-λ` of buckets is empty: 47 % at
+//!   average (`λ` in `[0.5, 1)`), a share `e^-λ` of buckets is empty: 47 % at
 //!   100,000 points (`λ = 0.76`);
-//! - otherwise the index stores where the bucket's entries start and the
-//!   lookup scans them: every entry before lies in a lower bucket (`< h`),
+//! - otherwise the index stores where the bucket's entries start, and the
+//!   answer is the bucket's first entry or the one after it (chosen without
+//!   a branch), unless the bucket holds two points below `h` (then a search
+//!   of the bucket): every entry before lies in a lower bucket (`< h`),
 //!   every entry after the bucket in a higher one (`> h`).
 //!
 //! Each bucket has a `u16` slot, and each group of 16 buckets one `u32`
@@ -30,19 +32,28 @@
 //! nodes), `0x7FFF` a bucket whose entries start `>= 0x7FFF` entries after its
 //! group's (a hasher so skewed that one group holds 32,767 points).
 //!
+//! Labels: an entry's owner is a label, which stays while its node is a
+//! member; the index maps labels to ids (name ranks), which change when a
+//! node joins or leaves. So a join or leave renumbers that small table and
+//! the slots (one vectorised pass), and copies the entries with `memcpy`
+//! instead of renumbering 100,000 owners. Slots hold ids, not labels: an
+//! empty bucket still answers in one read.
+//!
 //! Sizes: entries are 12 bytes, the owner next to its point; the index is
 //! `2.25` bytes per bucket, `2.25..4.5` per point (2.95 for the benchmark's
-//! 100,000 points, and 256 KiB of slots: they stay in a core's L2). A lookup
-//! that finds an empty bucket reads one slot; the others read the slot and
-//! the bucket's first entry (two dependent reads, the second usually the
-//! only one that misses the cache).
+//! 100,000 points, and 256 KiB of slots: they stay in a core's L2), plus 4
+//! bytes per node. A lookup that finds an empty bucket reads one slot; the
+//! others read the slot and the bucket's first entry (two dependent reads,
+//! the second usually the only one that misses the cache) and the label's
+//! id (in L1).
 
 use crate::node::NodeId;
 
-/// One point and the node that owns it, 12 bytes (no padding).
+/// One point and the label of the node that owns it, 12 bytes (no padding).
 ///
-/// Ordered by `(point, owner)`; since ids are name ranks this orders equal
-/// points by node name. Fields are read by value only (it is packed).
+/// Ordered by `(point, owner)`, which is the ring order when labels rank
+/// like the tie rule (ids, at a build): equal points by node name. Fields
+/// are read by value only (it is packed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(C, packed(4))]
 pub(super) struct Entry {
@@ -75,6 +86,8 @@ const FULL_FAR: u16 = 0x7FFF;
 const SCAN: usize = 4;
 /// Hashes the batch lookup resolves together; `u8` positions index them.
 pub(super) const BLOCK: usize = 128;
+/// The id of a free label.
+const GONE: NodeId = NodeId::MAX;
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct BucketIndex {
@@ -86,22 +99,60 @@ pub(super) struct BucketIndex {
     base: Vec<u32>,
     /// `bucket(h) = h >> shift`, `shift = 64 - b` (`b >= GROUP_BITS >= 1`).
     shift: u32,
+    /// The id (name rank) of each label. Entries carry labels, which stay
+    /// while their node is a member, so a join or leave renumbers this
+    /// small table and the slots, not every entry. `GONE` for a free label.
+    ids: Vec<NodeId>,
 }
 
 impl BucketIndex {
-    /// Indexes `entries` (sorted) in O(P + buckets).
-    pub(super) fn new(entries: &[Entry]) -> Self {
+    /// Indexes `entries` (sorted), whose labels `ids` maps to ids, in
+    /// O(P + buckets).
+    pub(super) fn new(entries: &[Entry], ids: Vec<NodeId>) -> Self {
         let bits = bucket_bits(entries.len());
         let groups = 1usize << (bits - GROUP_BITS);
         let mut index = BucketIndex {
             slots: vec![0; 1 << bits],
             base: vec![0; groups + 1],
             shift: 64 - bits,
+            ids,
         };
         for g in 0..groups {
             index.base[g + 1] = index.fill_group(entries, g) as u32;
         }
         index
+    }
+
+    /// The index of `entries` (sorted) from `start[k]`, the position of
+    /// the first entry in bucket `k` or above (`2^b + 1` of them): one
+    /// branch-free step per bucket, no entry read but one per bucket.
+    fn from_starts(entries: &[Entry], start: &[u32], shift: u32, ids: Vec<NodeId>) -> Self {
+        if entries.is_empty() {
+            return BucketIndex::new(entries, ids);
+        }
+        let base: Vec<u32> = start.iter().step_by(GROUP).copied().collect();
+        let slots = start
+            .windows(2)
+            .enumerate()
+            .map(|(k, pair)| {
+                let (first, next) = (pair[0] as usize, pair[1] as usize);
+                let empty = owner_slot(ids[first_owner(entries, first) as usize]);
+                let full = offset_slot(first - base[k >> GROUP_BITS] as usize);
+                if next > first { full } else { empty }
+            })
+            .collect();
+        BucketIndex {
+            slots,
+            base,
+            shift,
+            ids,
+        }
+    }
+
+    /// The id of the node labelled `label`.
+    #[inline]
+    pub(super) fn id(&self, label: NodeId) -> NodeId {
+        self.ids[label as usize]
     }
 
     #[inline]
@@ -115,6 +166,7 @@ impl BucketIndex {
     /// on the (random) counts.
     fn fill_group(&mut self, entries: &[Entry], g: usize) -> usize {
         let lo = self.base[g] as usize;
+        let ids = &self.ids;
         let slots = &mut self.slots[g * GROUP..(g + 1) * GROUP];
         if entries.is_empty() {
             slots.fill(EMPTY_FAR);
@@ -131,7 +183,7 @@ impl BucketIndex {
         for (slot, &count) in slots.iter_mut().zip(&counts) {
             // An empty bucket's owner is that of the next entry (the next
             // bucket's first, or the next group's, or the ring's first).
-            let empty = owner_slot(first_owner(entries, lo + start));
+            let empty = owner_slot(ids[first_owner(entries, lo + start) as usize]);
             *slot = if count > 0 { offset_slot(start) } else { empty };
             start += count as usize;
         }
@@ -144,10 +196,15 @@ impl BucketIndex {
     pub(super) fn owner(&self, entries: &[Entry], hash: u64) -> NodeId {
         let k = self.bucket(hash);
         let slot = self.slots[k];
-        if slot >= EMPTY && slot != EMPTY_FAR {
+        if slot < FULL_FAR {
+            let g = k >> GROUP_BITS;
+            let (lo, hi) = (self.base[g] as usize, self.base[g + 1] as usize);
+            return self.id(bucket_owner(entries, hash, lo + usize::from(slot), hi));
+        }
+        if slot != EMPTY_FAR && slot >= EMPTY {
             return NodeId::from(slot - EMPTY);
         }
-        first_owner(entries, self.search(entries, hash, k, slot))
+        self.id(first_owner(entries, self.search(entries, hash, k, slot)))
     }
 
     /// Position of the first entry with point `>= hash` (`entries.len()`
@@ -182,99 +239,196 @@ impl BucketIndex {
     /// The owners of `hashes` (at most [`BLOCK`], any order) into `out`
     /// (same length); `entries` must not be empty.
     ///
-    /// One lookup at a time waits for the slot, then for the entry. Here the
-    /// reads of all hashes are issued in branch-free passes, so their cache
-    /// misses overlap: every slot first, then the first entry of every
-    /// bucket that has points, then the answers from data now in L1.
+    /// One lookup at a time guesses wrong half the time whether its bucket
+    /// is empty, and each wrong guess throws away the work (and the memory
+    /// reads) already started for the next keys. Here no pass branches on
+    /// the data (no mispredicted branch per hash, against 0.7), and the
+    /// passes that read memory are a few instructions per hash, so dozens
+    /// of reads are in flight together: all slots; then the answers for
+    /// empty buckets; then the first entry of every other bucket; then their
+    /// answers, from L1.
     pub(super) fn owners_block(&self, entries: &[Entry], hashes: &[u64], out: &mut [NodeId]) {
         debug_assert!(hashes.len() <= BLOCK && out.len() == hashes.len());
+        // Every slot, in a loop so short that dozens of reads are in flight.
         let mut slots = [0u16; BLOCK];
         for (slot, &hash) in slots.iter_mut().zip(hashes) {
             *slot = self.slots[self.bucket(hash)];
         }
-        // Empty buckets are answered; the others are queued with the
-        // position of their bucket's (or group's) first entry.
+        // Empty buckets are answered (`slot - EMPTY` below `0x7FFF`); the
+        // others are queued with where their bucket's entries start
+        // (meaningless for far slots, which are searched instead).
         let mut queue = [0u8; BLOCK];
         let mut start = [0u32; BLOCK];
         let mut queued = 0;
-        for (j, (&slot, &hash)) in slots.iter().zip(hashes).enumerate() {
-            out[j] = NodeId::from(slot.wrapping_sub(EMPTY));
-            let offset = if slot < FULL_FAR { u32::from(slot) } else { 0 };
-            start[j] = self.base[self.bucket(hash) >> GROUP_BITS] + offset;
-            queue[queued] = j as u8;
-            queued += usize::from(slot < EMPTY || slot == EMPTY_FAR);
+        let all = hashes
+            .iter()
+            .zip(&slots)
+            .zip(out.iter_mut())
+            .zip(&mut start);
+        for (j, (((&hash, &slot), out), start)) in all.enumerate() {
+            let owner = slot.wrapping_sub(EMPTY);
+            *out = NodeId::from(owner);
+            *start = self.base[self.bucket(hash) >> GROUP_BITS] + u32::from(slot);
+            queue[queued % BLOCK] = j as u8;
+            queued += usize::from(owner >= EMPTY_FAR - EMPTY);
         }
+        let queue = &queue[..queued];
+        // The first entry of each queued bucket, read in a short loop too,
+        // only to have it in L1 for the last pass.
         let last = entries.len() - 1;
-        let mut first = [0u64; BLOCK];
-        for &j in &queue[..queued] {
-            let j = usize::from(j);
-            first[j] = entries[(start[j] as usize).min(last)].point;
+        let mut touched = 0u64;
+        for &j in queue {
+            touched ^= entries[(start[usize::from(j)] as usize).min(last)].point;
         }
-        for &j in &queue[..queued] {
+        std::hint::black_box(touched);
+        for &j in queue {
             let j = usize::from(j);
-            let (hash, slot, at) = (hashes[j], slots[j], start[j] as usize);
-            out[j] = if slot < FULL_FAR && first[j] >= hash {
-                entries[at].owner
+            let (hash, slot) = (hashes[j], slots[j]);
+            let k = self.bucket(hash);
+            let label = if slot < FULL_FAR {
+                let end = self.base[(k >> GROUP_BITS) + 1] as usize;
+                bucket_owner(entries, hash, start[j] as usize, end)
             } else {
-                first_owner(entries, self.search(entries, hash, self.bucket(hash), slot))
+                first_owner(entries, self.search(entries, hash, k, slot))
             };
+            out[j] = self.id(label);
         }
     }
 
     /// The entries and index after node `at` joins with its sorted `fresh`
-    /// points; ids from `at` on move up by one. O(P), one pass: each fresh
-    /// point's place is found through this index, the runs of old entries
-    /// between two fresh ones are copied whole (renumbered without
-    /// branches), and each group with a fresh point is filled again right
-    /// after its entries are written, while they are in L1.
+    /// points; ids from `at` on move up by one (in the label table only).
+    /// O(P), one pass: each fresh point's place is found through this
+    /// index, the runs of old entries between two fresh ones are copied
+    /// whole (`memcpy`), and each group with a fresh point is filled again
+    /// right after its entries are written, while they are in L1.
+    ///
+    /// Equal points must rank by id (the ring's ties by name).
     pub(super) fn joined(&self, old: &[Entry], fresh: &[u64], at: NodeId) -> (Vec<Entry>, Self) {
-        let mut out = Vec::with_capacity(old.len() + fresh.len());
-        let mut refill = Refill::new(self, fresh, at, true, out.capacity());
+        // The new node takes the first free label.
+        let free = self.ids.iter().position(|&id| id == GONE);
+        let label = free.unwrap_or(self.ids.len()) as NodeId;
+        let mut ids: Vec<NodeId> = self
+            .ids
+            .iter()
+            .map(|&id| id + NodeId::from(id >= at && id != GONE))
+            .collect();
+        match ids.get_mut(label as usize) {
+            Some(id) => *id = at,
+            None => ids.push(at),
+        }
+        // Where each fresh point goes among the old entries: independent
+        // searches, so their reads overlap. Old entries on the same point
+        // stay before the new one when their node sorts before it.
+        let mut places = Vec::with_capacity(fresh.len());
         let mut from = 0;
         for &point in fresh {
-            // Old entries on the same point stay before the new one when
-            // their node sorts before it (ids below `at`).
             let mut to = self.lower_bound(old, point).max(from);
-            while to < old.len() && old[to].point == point && old[to].owner < at {
+            while to < old.len() && old[to].point == point && self.id(old[to].owner) < at {
                 to += 1;
             }
-            copy_renumbered(&old[from..to], at, 1, &mut out);
-            out.push(Entry { point, owner: at });
+            places.push(to);
+            from = to;
+        }
+        let mut out = Vec::with_capacity(old.len() + fresh.len());
+        let len = out.capacity();
+        let mut refill = Refill::new(self, fresh, Some(&places), at, len, &ids);
+        let mut from = 0;
+        for (&point, &to) in fresh.iter().zip(&places) {
+            out.extend_from_slice(&old[from..to]);
+            out.push(Entry {
+                point,
+                owner: label,
+            });
             from = to;
             if let Some(refill) = &mut refill {
                 refill.fill_ready(&out);
             }
         }
-        copy_renumbered(&old[from..], at, 1, &mut out);
+        out.extend_from_slice(&old[from..]);
         let index = match refill {
             Some(refill) => refill.finish(&out),
-            None => BucketIndex::new(&out),
+            None => BucketIndex::new(&out, ids),
         };
         (out, index)
     }
 
     /// The entries and index after node `at` leaves; ids above it move
-    /// down by one, the order of the others (ties included) stays. O(P),
-    /// like [`BucketIndex::joined`].
+    /// down by one (in the label table only), the order of the others,
+    /// ties included, stays. O(P), like [`BucketIndex::joined`].
     pub(super) fn left(&self, old: &[Entry], at: NodeId) -> (Vec<Entry>, Self) {
-        let gone: Vec<usize> = (0..old.len()).filter(|&i| old[i].owner == at).collect();
+        let label = self.ids.iter().position(|&id| id == at);
+        let label = label.map_or(GONE, |l| l as NodeId);
+        let mut ids: Vec<NodeId> = self
+            .ids
+            .iter()
+            .map(|&id| match id {
+                GONE => GONE,
+                id if id == at => GONE,
+                id => id - NodeId::from(id > at),
+            })
+            .collect();
+        while ids.last() == Some(&GONE) {
+            ids.pop();
+        }
+        let gone: Vec<usize> = (0..old.len()).filter(|&i| old[i].owner == label).collect();
         let points: Vec<u64> = gone.iter().map(|&i| old[i].point).collect();
         let mut out = Vec::with_capacity(old.len() - gone.len());
-        let mut refill = Refill::new(self, &points, at, false, out.capacity());
+        let len = out.capacity();
+        let mut refill = Refill::new(self, &points, None, at, len, &ids);
         let mut from = 0;
         for &i in &gone {
-            copy_renumbered(&old[from..i], at + 1, u32::MAX, &mut out);
+            out.extend_from_slice(&old[from..i]);
             from = i + 1;
             if let Some(refill) = &mut refill {
                 refill.fill_ready(&out);
             }
         }
-        copy_renumbered(&old[from..], at + 1, u32::MAX, &mut out);
+        out.extend_from_slice(&old[from..]);
         let index = match refill {
             Some(refill) => refill.finish(&out),
-            None => BucketIndex::new(&out),
+            None => BucketIndex::new(&out, ids),
         };
         (out, index)
+    }
+
+    /// The slots of group `t` after node `at` joined with one point there
+    /// (its slots hold the old values, owners renumbered), worked out from
+    /// the point's bucket and place among the old entries without reading
+    /// any entry; `false` when a far marker is in the way.
+    ///
+    /// Example: a group's slots `[owner 3, offset 0, owner 5, offset 2,
+    /// owner 5, ...]` and a point in bucket 2 at old place 2 (after bucket
+    /// 1's two entries): bucket 2 becomes `offset 2`, bucket 3 (its entries
+    /// now one further) `offset 3`, and nothing below changes, bucket 1
+    /// having points. Had the point gone into bucket 1 before its entries
+    /// (place 0), bucket 0 would have become `owner at`.
+    fn join_one(&mut self, t: &Touched, at: NodeId) -> bool {
+        let local = t.bucket & (GROUP - 1);
+        let slots = &mut self.slots[t.group * GROUP..(t.group + 1) * GROUP];
+        let old = slots[local];
+        if old == FULL_FAR {
+            return false;
+        }
+        for slot in &mut slots[local + 1..] {
+            // The carry past the last offset makes `FULL_FAR`, as it should.
+            *slot += u16::from(*slot < FULL_FAR);
+        }
+        let was_empty = old >= EMPTY;
+        if was_empty {
+            slots[local] = offset_slot(t.offset);
+        }
+        // Is the point its bucket's first? Then the empty buckets right
+        // below it are now the new node's.
+        if was_empty || usize::from(old) == t.offset {
+            let owner = owner_slot(at);
+            for slot in slots[..local].iter_mut().rev() {
+                if *slot < EMPTY {
+                    break;
+                }
+                *slot = owner;
+            }
+        }
+        true
     }
 
     /// Sets the empty buckets right below bucket `end` (down to `floor`, or
@@ -289,7 +443,7 @@ impl BucketIndex {
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * 2 + self.base.capacity() * 4
+        self.slots.capacity() * 2 + (self.base.capacity() + self.ids.capacity()) * 4
     }
 }
 
@@ -306,25 +460,54 @@ impl BucketIndex {
 struct Refill {
     next: BucketIndex,
     /// Groups with a changed point, ascending.
-    touched: Vec<usize>,
+    touched: Vec<Touched>,
     /// How many of them are filled.
     ready: usize,
+    /// The joining node's id, or `None` for a leave.
+    joining: Option<NodeId>,
+}
+
+/// A group with changed points.
+struct Touched {
+    group: usize,
+    /// How many.
+    count: u32,
+    /// The first one's bucket and, when joining, its place among the old
+    /// entries counted from the group's first.
+    bucket: usize,
+    offset: usize,
 }
 
 impl Refill {
     /// `None` when the new length `len` calls for another bucket count
-    /// (then the index is built anew).
-    fn new(old: &BucketIndex, changed: &[u64], at: NodeId, grow: bool, len: usize) -> Option<Self> {
+    /// (then the index is built anew). `changed` are the joining or leaving
+    /// node's points, `places` (when joining) where each goes among the old
+    /// entries; `ids` the new label ids.
+    fn new(
+        old: &BucketIndex,
+        changed: &[u64],
+        places: Option<&[usize]>,
+        at: NodeId,
+        len: usize,
+        ids: &[NodeId],
+    ) -> Option<Self> {
         if len == 0 || bucket_bits(len) != 64 - old.shift {
             return None;
         }
         let mut below = vec![0u32; old.base.len()];
-        let mut touched = Vec::new();
-        for &point in changed {
-            let g = old.bucket(point) >> GROUP_BITS;
-            below[g + 1] += 1;
-            if touched.last() != Some(&g) {
-                touched.push(g);
+        let mut touched: Vec<Touched> = Vec::new();
+        for (n, &point) in changed.iter().enumerate() {
+            let bucket = old.bucket(point);
+            let group = bucket >> GROUP_BITS;
+            below[group + 1] += 1;
+            match touched.last_mut() {
+                Some(t) if t.group == group => t.count += 1,
+                _ => touched.push(Touched {
+                    group,
+                    count: 1,
+                    bucket,
+                    offset: places.map_or(0, |p| p[n] - old.base[group] as usize),
+                }),
             }
         }
         let mut sum = 0;
@@ -332,6 +515,7 @@ impl Refill {
             sum += *count;
             *count = sum;
         }
+        let grow = places.is_some();
         let base = old.base.iter().zip(&below);
         let base = if grow {
             base.map(|(&b, &n)| b + n).collect()
@@ -342,19 +526,21 @@ impl Refill {
             slots: renumbered(&old.slots, at, grow),
             base,
             shift: old.shift,
+            ids: ids.to_vec(),
         };
         Some(Refill {
             next,
             touched,
             ready: 0,
+            joining: grow.then_some(at),
         })
     }
 
     /// Fills the changed groups whose entries, and the entry after them,
     /// are all in `out` now.
     fn fill_ready(&mut self, out: &[Entry]) {
-        while let Some(&g) = self.touched.get(self.ready) {
-            if self.next.base[g + 1] as usize >= out.len() {
+        while let Some(t) = self.touched.get(self.ready) {
+            if self.next.base[t.group + 1] as usize >= out.len() {
                 break;
             }
             self.fill(out);
@@ -364,12 +550,27 @@ impl Refill {
     /// Fills the next changed group and walks down from it.
     fn fill(&mut self, out: &[Entry]) {
         let n = self.ready;
-        let g = self.touched[n];
-        self.next.fill_group(out, g);
+        let t = &self.touched[n];
+        let g = t.group;
+        let one = match self.joining {
+            Some(at) if t.count == 1 => self.next.join_one(t, at),
+            _ => false,
+        };
+        if one {
+            // The group's last empty buckets own the first entry after it,
+            // which may be a fresh one in a later group.
+            let after = first_owner(out, self.next.base[g + 1] as usize);
+            let owner = owner_slot(self.next.id(after));
+            self.next
+                .fill_empty_before((g + 1) * GROUP, g * GROUP, owner);
+        } else {
+            self.next.fill_group(out, g);
+        }
         let floor = n
             .checked_sub(1)
-            .map_or(0, |m| (self.touched[m] + 1) * GROUP);
-        let owner = owner_slot(first_owner(out, self.next.base[g] as usize));
+            .map_or(0, |m| (self.touched[m].group + 1) * GROUP);
+        let first = first_owner(out, self.next.base[g] as usize);
+        let owner = owner_slot(self.next.id(first));
         self.next.fill_empty_before(g * GROUP, floor, owner);
         self.ready += 1;
     }
@@ -381,19 +582,10 @@ impl Refill {
         }
         // The empty buckets after the last point own the first point.
         let end = self.next.slots.len();
-        self.next
-            .fill_empty_before(end, 0, owner_slot(out[0].owner));
+        let owner = owner_slot(self.next.id(out[0].owner));
+        self.next.fill_empty_before(end, 0, owner);
         self.next
     }
-}
-
-/// Appends `run` to `out` with every id `>= from` moved by `delta` (1, or
-/// -1 as `u32::MAX`): the renumbering after a node joins or leaves.
-fn copy_renumbered(run: &[Entry], from: NodeId, delta: u32, out: &mut Vec<Entry>) {
-    out.extend(run.iter().map(|e| {
-        let moved = delta & 0u32.wrapping_sub(u32::from(e.owner >= from));
-        e.with_owner(e.owner.wrapping_add(moved))
-    }));
 }
 
 /// `b` with `2^b` in `(len, 2·len]`, at least one group, capped so that the
@@ -418,7 +610,33 @@ fn owner_slot(owner: NodeId) -> u16 {
     }
 }
 
-/// The owner of the entry at `i`, wrapping past the last to the first.
+/// The owner (label) for `hash` in its bucket, which has points, the first at `i`,
+/// in a group whose entries end at `hi`: the first entry's if its point is
+/// `>= hash`, else the next entry's (the bucket's second, or the first after
+/// the bucket, or past the last the ring's first). Chosen without a branch;
+/// only a bucket with two or more points below `hash` is searched further.
+#[inline]
+fn bucket_owner(entries: &[Entry], hash: u64, i: usize, hi: usize) -> NodeId {
+    let first = entries[i];
+    let j = i + 1;
+    let second = entries[if j == entries.len() { 0 } else { j }];
+    // A second entry in the group (`j < hi`) below `hash` lies in this
+    // bucket, and more may follow (then the first is below `hash` too: the
+    // entries are sorted). Rare, so a well-predicted branch.
+    if second.point < hash && j < hi {
+        let rest = &entries[j + 1..hi];
+        return first_owner(entries, j + 1 + rest.partition_point(|e| e.point < hash));
+    }
+    // Whether the hash is past the first point is a coin flip: select with
+    // a mask. (`black_box` keeps the compiler from turning the mask back
+    // into a branch, which it does for a plain `if` or mask: 0.2 more
+    // mispredictions per lookup.)
+    let past = std::hint::black_box(0u32.wrapping_sub(u32::from(first.point < hash)));
+    first.owner ^ ((first.owner ^ second.owner) & past)
+}
+
+/// The owner (label) of the entry at `i`, wrapping past the last to the
+/// first.
 #[inline]
 fn first_owner(entries: &[Entry], i: usize) -> NodeId {
     entries[if i == entries.len() { 0 } else { i }].owner
@@ -442,11 +660,11 @@ fn renumbered(slots: &[u16], at: NodeId, grow: bool) -> Vec<u16> {
 }
 
 /// Sorts entries by `(point, owner)` in O(P) expected and returns them with
-/// their index.
+/// their index; `ids` maps their owners (labels) to ids.
 ///
 /// A counting sort on the index's bucket bits puts each entry into its
 /// bucket; the buckets, a few entries each, are then sorted on their own.
-pub(super) fn sort_entries(entries: Vec<Entry>) -> (Vec<Entry>, BucketIndex) {
+pub(super) fn sort_entries(entries: Vec<Entry>, ids: Vec<NodeId>) -> (Vec<Entry>, BucketIndex) {
     let shift = 64 - bucket_bits(entries.len());
     let bucket = |e: &Entry| (e.point >> shift) as usize;
     let mut start = vec![0u32; (1 << (64 - shift)) + 1];
@@ -466,7 +684,7 @@ pub(super) fn sort_entries(entries: Vec<Entry>) -> (Vec<Entry>, BucketIndex) {
     for k in 0..start.len() - 1 {
         sort_small(&mut sorted[start[k] as usize..start[k + 1] as usize]);
     }
-    let index = BucketIndex::new(&sorted);
+    let index = BucketIndex::from_starts(&sorted, &start, shift, ids);
     (sorted, index)
 }
 

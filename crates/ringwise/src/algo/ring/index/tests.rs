@@ -1,5 +1,6 @@
 //! The bucket index against a brute-force model: the first entry whose
-//! point is `>= hash` in a sorted list, wrapping to the first.
+//! point is `>= hash` in a sorted list, wrapping to the first; its owner's
+//! label mapped to an id.
 
 use super::*;
 
@@ -69,6 +70,19 @@ fn model_lower_bound(entries: &[Entry], hash: u64) -> usize {
     entries.partition_point(|e| e.point < hash)
 }
 
+/// Labels `0..n` naming ids `0..n`, as a fresh build has them.
+fn identity(n: u64) -> Vec<NodeId> {
+    (0..n as NodeId).collect()
+}
+
+/// The entries with their labels replaced by ids.
+fn ided(entries: &[Entry], index: &BucketIndex) -> Vec<Entry> {
+    entries
+        .iter()
+        .map(|e| e.with_owner(index.id(e.owner)))
+        .collect()
+}
+
 fn model_owner(entries: &[Entry], hash: u64) -> NodeId {
     let i = model_lower_bound(entries, hash);
     entries[if i == entries.len() { 0 } else { i }].owner
@@ -87,10 +101,11 @@ fn check(rng: &mut Rng, entries: &[Entry], index: &BucketIndex) {
     if entries.is_empty() {
         return;
     }
+    let model = ided(entries, index);
     for &hash in &hashes {
         assert_eq!(
             index.owner(entries, hash),
-            model_owner(entries, hash),
+            model_owner(&model, hash),
             "owner of {hash:#x}"
         );
     }
@@ -99,7 +114,7 @@ fn check(rng: &mut Rng, entries: &[Entry], index: &BucketIndex) {
         for block in hashes.chunks(len) {
             let out = &mut out[..block.len()];
             index.owners_block(entries, block, out);
-            let expected: Vec<NodeId> = block.iter().map(|&h| model_owner(entries, h)).collect();
+            let expected: Vec<NodeId> = block.iter().map(|&h| model_owner(&model, h)).collect();
             assert_eq!(out, &expected[..], "block of {}", block.len());
         }
     }
@@ -113,7 +128,11 @@ fn lookups_match_the_model() {
     for how in [Points::Uniform, Points::Weak8, Points::Doubled] {
         for len in SIZES {
             let entries = draw(&mut rng, how, len, 50);
-            check(&mut rng, &entries, &BucketIndex::new(&entries));
+            check(
+                &mut rng,
+                &entries,
+                &BucketIndex::new(&entries, identity(50)),
+            );
         }
     }
 }
@@ -129,9 +148,9 @@ fn sorts_like_std() {
             }
             let mut expected = unsorted.clone();
             expected.sort_unstable();
-            let (sorted, index) = sort_entries(unsorted);
+            let (sorted, index) = sort_entries(unsorted, identity(7));
             assert_eq!(sorted, expected);
-            let fresh = BucketIndex::new(&sorted);
+            let fresh = BucketIndex::new(&sorted, identity(7));
             assert_eq!((index.slots, index.base), (fresh.slots, fresh.base));
         }
     }
@@ -143,7 +162,7 @@ fn sorts_like_std() {
 fn large_owner_ids_are_searched() {
     let mut rng = Rng(3);
     let entries = draw(&mut rng, Points::Uniform, 3000, 40_000);
-    let index = BucketIndex::new(&entries);
+    let index = BucketIndex::new(&entries, identity(40_000));
     assert!(index.slots.contains(&EMPTY_FAR));
     check(&mut rng, &entries, &index);
 }
@@ -166,7 +185,7 @@ fn far_offsets_are_searched() {
         owner: 1,
     }));
     entries.sort_unstable();
-    let index = BucketIndex::new(&entries);
+    let index = BucketIndex::new(&entries, identity(5));
     assert!(index.slots.contains(&FULL_FAR));
     check(&mut rng, &entries, &index);
 }
@@ -187,21 +206,23 @@ fn joined(entries: &[Entry], fresh: &[u64], at: NodeId) -> Vec<Entry> {
     all
 }
 
-/// `joined` and `left` give the entries of the model and the index a
-/// fresh build gives (the same slots unless far markers are involved, and
-/// always the same answers).
-fn check_join_and_leave(rng: &mut Rng, old: &[Entry], fresh: &[u64], at: NodeId) {
+/// `joined` and `left` give the entries of the model (labels mapped to
+/// ids) and the index a fresh build gives (the same slots unless far
+/// markers are involved, and always the same answers). `old` is labelled
+/// by id, ids below `owners`.
+fn check_join_and_leave(rng: &mut Rng, old: &[Entry], owners: u64, fresh: &[u64], at: NodeId) {
     let expected = joined(old, fresh, at);
-    let (new, index) = BucketIndex::new(old).joined(old, fresh, at);
-    assert_eq!(new, expected, "joined entries");
+    let (new, index) = BucketIndex::new(old, identity(owners)).joined(old, fresh, at);
+    assert_eq!(ided(&new, &index), expected, "joined entries");
     check_same_index(rng, &new, &index);
-    let (back, index) = BucketIndex::new(&new).left(&new, at);
+    let (back, index) = index.left(&new, at);
     assert_eq!(back, old, "entries after leaving");
+    assert_eq!(ided(&back, &index), old, "ids after leaving");
     check_same_index(rng, &back, &index);
 }
 
 fn check_same_index(rng: &mut Rng, entries: &[Entry], index: &BucketIndex) {
-    let fresh = BucketIndex::new(entries);
+    let fresh = BucketIndex::new(entries, index.ids.clone());
     assert_eq!(index.base, fresh.base);
     assert_eq!(index.shift, fresh.shift);
     if !fresh.slots.contains(&EMPTY_FAR) && !index.slots.contains(&EMPTY_FAR) {
@@ -231,7 +252,7 @@ fn joins_and_leaves_equal_fresh_builds() {
                     })
                     .collect();
                 fresh.sort_unstable();
-                check_join_and_leave(&mut rng, &old, &fresh, at);
+                check_join_and_leave(&mut rng, &old, owners, &fresh, at);
             }
         }
     }
@@ -256,7 +277,7 @@ fn joins_and_leaves_across_the_owner_limit() {
     for at in [0, limit - 2, limit - 1, limit, limit + 2] {
         let mut fresh: Vec<u64> = (0..50).map(|_| rng.next()).collect();
         fresh.sort_unstable();
-        check_join_and_leave(&mut rng, &old, &fresh, at);
+        check_join_and_leave(&mut rng, &old, u64::from(limit) + 2, &fresh, at);
     }
 }
 
@@ -269,7 +290,10 @@ fn entries_are_12_bytes() {
 fn sizes_are_as_documented() {
     // 100,000 points: 2^17 buckets, 2.95 bytes per point.
     let entries = draw(&mut Rng(7), Points::Uniform, 100_000, 100);
-    let index = BucketIndex::new(&entries);
+    let index = BucketIndex::new(&entries, identity(100));
     assert_eq!(index.slots.len(), 1 << 17);
-    assert_eq!(index.heap_bytes(), (1 << 17) * 2 + ((1 << 13) + 1) * 4);
+    assert_eq!(
+        index.heap_bytes(),
+        (1 << 17) * 2 + ((1 << 13) + 1 + 100) * 4
+    );
 }
