@@ -39,7 +39,7 @@
 //! Cost: lookup equals jump's O(ln n) without removals. With `m` removals
 //! and `w` working buckets, a key lands on a removed bucket with probability
 //! `m / n` and then rehashes; the extra work grows as `w / n` shrinks (the
-//! paper's analysis bounds it, [S]). Each probe is a binary search, O(log m),
+//! paper's analysis bounds it). Each probe is a binary search, O(log m),
 //! in a sorted array: the paper uses a hash table, a sorted array needs no
 //! hasher and is deterministic. Memory: 8 bytes per bucket of the b-array
 //! plus 16 bytes per removed bucket.
