@@ -255,7 +255,7 @@ impl<S: PointScheme> Ring<S> {
     }
 
     fn insert(&self, node: Node, given: Option<Vec<u64>>) -> Result<Self, Error> {
-        let (nodes, at) = self.nodes.with(node)?;
+        let (nodes, at) = self.nodes.with(node.clone())?;
         let mut listed: Vec<u32> = self.listed.clone();
         listed.insert(at as usize, self.nodes.len() as u32);
         if !self.scheme.independent() {
@@ -269,13 +269,10 @@ impl<S: PointScheme> Ring<S> {
         let mut fresh = match given {
             Some(points) => points,
             None => {
-                let node = nodes.get(at).ok_or(Error::UnknownNode {
-                    name: String::new(),
-                })?;
                 let mut points = Vec::new();
-                let count = self.scheme.count(node, &nodes)?;
+                let count = self.scheme.count(&node, &nodes)?;
                 check_total(self.entries.len() as u64 + count, self.max_points)?;
-                self.scheme.points(node, &nodes, &mut points)?;
+                self.scheme.points(&node, &nodes, &mut points)?;
                 points
             }
         };
