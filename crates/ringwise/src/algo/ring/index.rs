@@ -345,10 +345,7 @@ impl BucketIndex {
             }
         }
         out.extend_from_slice(&old[from..]);
-        let index = match refill {
-            Some(refill) => refill.finish(&out),
-            None => BucketIndex::new(&out, ids),
-        };
+        let index = Refill::index(refill, &out, ids);
         (out, index)
     }
 
@@ -384,10 +381,7 @@ impl BucketIndex {
             }
         }
         out.extend_from_slice(&old[from..]);
-        let index = match refill {
-            Some(refill) => refill.finish(&out),
-            None => BucketIndex::new(&out, ids),
-        };
+        let index = Refill::index(refill, &out, ids);
         (out, index)
     }
 
@@ -479,6 +473,15 @@ struct Touched {
 }
 
 impl Refill {
+    /// The index of `out`: the refilled one, or a fresh build where the
+    /// change gave no refill.
+    fn index(refill: Option<Refill>, out: &[Entry], ids: Vec<NodeId>) -> BucketIndex {
+        match refill {
+            Some(refill) => refill.finish(out),
+            None => BucketIndex::new(out, ids),
+        }
+    }
+
     /// `None` when the new length `len` calls for another bucket count
     /// (then the index is built anew). `changed` are the joining or leaving
     /// node's points, `places` (when joining) where each goes among the old
