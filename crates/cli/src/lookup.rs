@@ -25,7 +25,7 @@
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 
 use anyhow::anyhow;
-use ringwise::{AnyPlacement, Bounded, Keyed, NodeId, NodeTable, Placement, Ring};
+use ringwise::{AnyPlacement, Bounded, Keyed, NodeId, NodeTable, Placement, RingView};
 use serde::Serialize;
 
 use crate::Failure;
@@ -126,7 +126,7 @@ fn owners(keyed: &Keyed<AnyPlacement>, args: &Args, out: &mut Printer<'_>) -> Re
 /// `--replicas R` nodes per key, zone-aware on a ring with `--zones`.
 fn replicas(
     keyed: &Keyed<AnyPlacement>,
-    zoned: Option<&Ring>,
+    zoned: Option<&dyn RingView>,
     args: &Args,
     out: &mut Printer<'_>,
 ) -> Result<(), Failure> {

@@ -21,25 +21,33 @@ use crate::hash::StableHash;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
+pub(crate) mod cassandra;
+pub(crate) mod envoy_ring;
 pub(crate) mod jump;
+pub(crate) mod ketama;
 pub(crate) mod maglev;
 pub(crate) mod memento;
 pub(crate) mod multiprobe;
+pub(crate) mod nginx;
 mod params;
 pub(crate) mod rendezvous;
 pub(crate) mod ring;
 pub(crate) mod slots;
 
+use cassandra::Tokens;
+use envoy_ring::EnvoyRing;
 use jump::Jump;
+use ketama::Ketama;
 use maglev::Maglev;
 use memento::Memento;
 use multiprobe::MultiProbe;
+use nginx::Nginx;
 use rendezvous::Rendezvous;
-use ring::Ring;
+use ring::{Ring, RingView};
 use slots::Slots;
 
-pub use params::Params;
 pub(crate) use params::Registered;
+pub use params::{Flavor, Given, Layout, Params};
 
 /// Declares every algorithm once: `/// doc` then `Variant(Type) = "name";`.
 macro_rules! registry {
@@ -73,10 +81,20 @@ macro_rules! registry {
             }
 
             /// The key hash used when a cluster names none: `xxh3`, except
-            /// for `slots`, whose keys go through Redis's CRC16 with tags.
+            /// for `slots`, whose keys go through Redis's CRC16 with tags,
+            /// and the compatibility flavours, which use their peer's.
             pub fn default_hash(self) -> StableHash {
                 match self {
                     $(Algorithm::$variant => <$ty as Registered>::default_hash(),)+
+                }
+            }
+
+            /// [`Algorithm::default_hash`] given the parameters: a ketama
+            /// flavour's client hashes keys its own way (twemproxy with
+            /// `fnv1a64-twemproxy`).
+            pub fn default_hash_with(self, params: &Params) -> StableHash {
+                match self {
+                    $(Algorithm::$variant => <$ty as Registered>::default_hash_with(params),)+
                 }
             }
 
@@ -119,11 +137,31 @@ macro_rules! registry {
                 nodes: Vec<Node>,
                 params: &Params,
             ) -> Result<Self, Error> {
+                AnyPlacement::build_with(algorithm, nodes, params, &Layout::new())
+            }
+
+            /// [`AnyPlacement::build`] with the points, tokens or slots that
+            /// `layout` fixes for some nodes (`ring`, `cassandra` and
+            /// `slots` read it; the others refuse a non-empty one).
+            pub fn build_with(
+                algorithm: Algorithm,
+                nodes: Vec<Node>,
+                params: &Params,
+                layout: &Layout,
+            ) -> Result<Self, Error> {
                 algorithm.check_hash(params.hash)?;
+                if let Some(name) = layout.keys().find(|&k| !nodes.iter().any(|n| n.name == *k)) {
+                    return Err(Error::InvalidLayout {
+                        node: Some(name.clone()),
+                        message: "no such member: points, tokens or slots were given \
+                                  for a node that is not in the cluster"
+                            .into(),
+                    });
+                }
                 Ok(match algorithm {
-                    $(Algorithm::$variant => {
-                        AnyPlacement::$variant(<$ty as Registered>::build(nodes, params)?)
-                    })+
+                    $(Algorithm::$variant => AnyPlacement::$variant(
+                        <$ty as Registered>::build_with(nodes, params, layout)?,
+                    ),)+
                 })
             }
 
@@ -199,14 +237,27 @@ registry! {
     MultiProbe(MultiProbe) = "multiprobe";
     /// [`crate::Slots`]: Redis Cluster's 16384 hash slots.
     Slots(Slots) = "slots";
+    /// [`crate::Ketama`]: the memcached clients' ring, per client flavour.
+    Ketama(Ring<Ketama>) = "ketama";
+    /// [`crate::Nginx`]: nginx's `hash $key consistent`.
+    Nginx(Ring<Nginx>) = "nginx";
+    /// [`crate::EnvoyRing`]: Envoy's `RING_HASH` balancer.
+    EnvoyRing(Ring<EnvoyRing>) = "envoy-ring";
+    /// [`crate::Tokens`]: a Cassandra ring of Murmur3 tokens.
+    Cassandra(Ring<Tokens>) = "cassandra";
 }
 
 impl AnyPlacement {
-    /// The ring, when this is one (for ring-only views such as exact arcs
-    /// and zone-aware replicas). Ask once, not per key.
-    pub fn as_ring(&self) -> Option<&Ring> {
+    /// The ring, when this is one of the ring-shaped placements (ring,
+    /// ketama, nginx, envoy-ring, cassandra), for ring-only views such as
+    /// exact arcs and zone-aware replicas. Ask once, not per key.
+    pub fn as_ring(&self) -> Option<&dyn RingView> {
         match self {
             AnyPlacement::Ring(ring) => Some(ring),
+            AnyPlacement::Ketama(ring) => Some(ring),
+            AnyPlacement::Nginx(ring) => Some(ring),
+            AnyPlacement::EnvoyRing(ring) => Some(ring),
+            AnyPlacement::Cassandra(ring) => Some(ring),
             _ => None,
         }
     }

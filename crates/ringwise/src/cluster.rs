@@ -6,11 +6,16 @@
 //!
 //! ```toml
 //! algorithm = "ring"      # optional, default "ring"
-//! hash = "xxh3"           # optional, default "xxh3"
+//! hash = "xxh3"           # optional, default: the algorithm's own
+//! # hash_tag = "{}"       # optional: hash only the part of a key between the braces
 //! vnodes = 160            # optional, default 160 (ring)
 //! table_size = 65537      # optional, a prime (maglev)
 //! probes = 21             # optional (multiprobe)
 //! max_points = 16777216   # optional: the ring's point budget, up to 2^28
+//! # flavor = "libmemcached"  # ketama: libmemcached, spymemcached, libketama, twemproxy, uhashring
+//! # min_ring_size = 1024    # envoy-ring
+//! # max_ring_size = 8388608 # envoy-ring
+//! # num_tokens = 16         # cassandra: tokens of a node that lists none
 //! # epsilon = 0.25        # optional: bounded loads for keys looked up together
 //! # secret = "00112233445566778899aabbccddeeff"   # required by hash = "siphash"
 //!
@@ -18,14 +23,21 @@
 //! name = "cache-a"
 //! weight = 2              # optional, default 1; fractions allowed
 //! zone = "eu-west-1a"     # optional
+//! # points = [1, 2]       # ring: this node's points, instead of generated ones
+//! # tokens = [-9, 42]     # cassandra: its tokens, as `nodetool ring` shows them
+//! # slots = ["0-5460"]    # slots: its slots, as `CLUSTER SLOTS` shows them (all nodes)
 //! ```
+//!
+//! `[[nodes]]` are listed in the peer's order where a peer's placement
+//! depends on it (ketama ties, envoy-ring point counts, jump and memento
+//! buckets).
 //!
 //! Every error names the line and, where there is one, the field. Unknown
 //! keys are errors (a typo like `vnode = 100` must not silently mean 160).
 
 use crate::Error;
-use crate::algo::{Algorithm, AnyPlacement, Params};
-use crate::layers::Keyed;
+use crate::algo::{Algorithm, AnyPlacement, Layout, Params};
+use crate::layers::{HashTag, Keyed};
 use crate::node::{Node, NodeTable};
 
 #[cfg(feature = "cluster-file")]
@@ -44,8 +56,13 @@ pub struct ClusterSpec {
     /// The members.
     pub nodes: NodeTable,
     /// Node names in the order they were listed: jump's and memento's
-    /// bucket order (join order). Empty means name order.
+    /// bucket order (join order), the list order of the compatibility
+    /// flavours. Empty means name order.
     pub listed: Vec<String>,
+    /// Points, tokens or slots fixed by hand, by node name.
+    pub layout: Layout,
+    /// Hash only the tagged part of keys ([`HashTag`]).
+    pub hash_tag: Option<HashTag>,
 }
 
 impl ClusterSpec {
@@ -61,13 +78,20 @@ impl ClusterSpec {
             epsilon: None,
             listed: nodes.iter().map(|n| n.name.clone()).collect(),
             nodes: NodeTable::new(nodes)?,
+            layout: Layout::new(),
+            hash_tag: None,
         })
     }
 
     /// Builds the placement this spec describes, with its key hash.
     pub fn build(&self) -> Result<Keyed<AnyPlacement>, Error> {
-        let placement = AnyPlacement::build(self.algorithm, self.join_order(), &self.params)?;
-        Ok(Keyed::new(placement, self.params.hash))
+        let placement = AnyPlacement::build_with(
+            self.algorithm,
+            self.join_order(),
+            &self.params,
+            &self.layout,
+        )?;
+        Ok(Keyed::new(placement, self.params.hash).with_hash_tag(self.hash_tag))
     }
 
     /// The parameters of [`Params::NAMES`] that differ from their defaults

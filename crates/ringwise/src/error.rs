@@ -55,6 +55,13 @@ pub enum Error {
         operation: String,
         reason: &'static str,
     },
+    /// Points, tokens or slots given by hand do not fit: a slot owned twice
+    /// or by no one, a token given to two nodes, a field the algorithm does
+    /// not read.
+    InvalidLayout {
+        node: Option<String>,
+        message: String,
+    },
     /// A cluster file could not be parsed or failed validation.
     ClusterFile {
         line: Option<usize>,
@@ -125,6 +132,10 @@ impl fmt::Display for Error {
                 operation,
                 reason,
             } => write!(f, "{algorithm} cannot {operation}: {reason}"),
+            Error::InvalidLayout { node, message } => match node {
+                Some(node) => write!(f, "node {node:?}: {message}"),
+                None => f.write_str(message),
+            },
             Error::ClusterFile {
                 line,
                 field,

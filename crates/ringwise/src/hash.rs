@@ -15,6 +15,17 @@
 //! | `fnv1a64` | 64-bit FNV-1a                                                 |
 //! | `siphash` | SipHash-2-4 keyed with the cluster's 128-bit secret           |
 //! | `redis-crc16` | Redis Cluster key slot (CRC16 + hash tags), for `slots` |
+//! | `md5-le32` | ketama's: first 4 MD5 bytes, little-endian (32-bit)         |
+//! | `crc32`   | CRC-32 (IEEE), nginx's `hash ... consistent` (32-bit)         |
+//! | `fnv1a64-twemproxy` | twemproxy's `fnv1a_64`, really 32-bit (see below) |
+//! | `murmur3-cassandra` | Cassandra's Murmur3Partitioner token           |
+//!
+//! The last four are the key hashes of deployed placements, bit for bit
+//! (`hash/wire.rs`). The 32-bit ones put a key at the middle of its 32-bit
+//! *cell* of the 64-bit circle, `v·2^32 + 2^31`, so 32-bit rings compare in
+//! their own space; `murmur3-cassandra` maps the signed token onto the
+//! circle in token order ([`token_point`]). All of them spread keys over any
+//! algorithm, but only the rings of their peers reproduce the peer.
 //!
 //! Why `siphash`: with a public hash anyone who can choose keys can find many
 //! that land on one node and overload it. A keyed hash with a secret shared by
@@ -29,8 +40,13 @@ use siphasher::sip::SipHasher24;
 use crate::Error;
 
 mod redis_crc16;
+mod wire;
 
 pub use redis_crc16::{RedisSlot, SLOT_COUNT, key_slot};
+pub use wire::{
+    cassandra_token, cell_key, cell_point, cell_value, composite_partition_key, crc32,
+    fnv1a64_twemproxy, md5_le32, md5_le32x4, point_token, token_point,
+};
 
 /// A stable 64-bit hash of key bytes.
 ///
@@ -44,7 +60,7 @@ pub trait KeyHasher {
 /// Every built-in hash, in documentation order: the one list that
 /// [`StableHash::NAMES`] and [`StableHash::from_name`] follow (`siphash`'s
 /// key is a placeholder; the real one comes with the secret).
-const ALL: [StableHash; 7] = [
+const ALL: [StableHash; 11] = [
     StableHash::Md5,
     StableHash::Xxh3,
     StableHash::Xxh64,
@@ -52,6 +68,10 @@ const ALL: [StableHash; 7] = [
     StableHash::Fnv1a64,
     StableHash::SipHash { key: [0; 16] },
     StableHash::RedisCrc16,
+    StableHash::Md5Le32,
+    StableHash::Crc32,
+    StableHash::Fnv1a64Twemproxy,
+    StableHash::Murmur3Cassandra,
 ];
 
 const NAMES: [&str; ALL.len()] = {
@@ -85,6 +105,17 @@ pub enum StableHash {
     /// key), modulo 16384. The default of the `slots` algorithm; a 14-bit
     /// value, useless for the other algorithms.
     RedisCrc16,
+    /// Ketama's key hash: the first 4 MD5 bytes as a little-endian `u32`,
+    /// at the middle of its 32-bit cell ([`cell_key`]).
+    Md5Le32,
+    /// CRC-32 (IEEE), nginx's key hash, at the middle of its 32-bit cell.
+    Crc32,
+    /// twemproxy's default `fnv1a_64`, a 32-bit hash ([`fnv1a64_twemproxy`]),
+    /// at the middle of its 32-bit cell.
+    Fnv1a64Twemproxy,
+    /// Cassandra's Murmur3Partitioner token ([`cassandra_token`]) at its
+    /// place on the circle ([`token_point`]).
+    Murmur3Cassandra,
 }
 
 impl StableHash {
@@ -101,6 +132,10 @@ impl StableHash {
             StableHash::Fnv1a64 => "fnv1a64",
             StableHash::SipHash { .. } => "siphash",
             StableHash::RedisCrc16 => "redis-crc16",
+            StableHash::Md5Le32 => "md5-le32",
+            StableHash::Crc32 => "crc32",
+            StableHash::Fnv1a64Twemproxy => "fnv1a64-twemproxy",
+            StableHash::Murmur3Cassandra => "murmur3-cassandra",
         }
     }
 
@@ -161,6 +196,10 @@ impl KeyHasher for StableHash {
             StableHash::Fnv1a64 => fnv1a64(bytes),
             StableHash::SipHash { key } => SipHasher24::new_with_key(key).hash(bytes),
             StableHash::RedisCrc16 => u64::from(key_slot(bytes)),
+            StableHash::Md5Le32 => cell_key(md5_le32(bytes)),
+            StableHash::Crc32 => cell_key(crc32(bytes)),
+            StableHash::Fnv1a64Twemproxy => cell_key(fnv1a64_twemproxy(bytes)),
+            StableHash::Murmur3Cassandra => token_point(cassandra_token(bytes)),
         }
     }
 }

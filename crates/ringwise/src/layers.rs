@@ -8,5 +8,5 @@ pub(crate) mod keyed;
 pub(crate) mod live;
 
 pub use bounded::{Bounded, Lease};
-pub use keyed::Keyed;
+pub use keyed::{HashTag, Keyed};
 pub use live::{Live, Snapshot};

@@ -33,7 +33,21 @@
 //! | [`Memento`] | O(ln N) + removals | optimal; any node can leave | no weights |
 //! | [`Maglev`] | O(1), one read | near optimal for N ≪ M | Envoy's weighted fill |
 //! | [`MultiProbe`] | O(k log N) | only to / from the changed node | one point per node |
-//! | [`Slots`] | O(1), one read | exactly the new node's slots | Redis Cluster |
+//! | [`Slots`] | O(1), one read | exactly the new node's slots | Redis Cluster; explicit tables |
+//!
+//! The compatibility flavours put keys exactly where deployed clients do.
+//! Each is a [`PointScheme`] of the same [`Ring`] (one lookup code for all):
+//!
+//! | algorithm | type | peer |
+//! |---|---|---|
+//! | `ketama` | `Ring<`[`Ketama`]`>` | libmemcached, spymemcached, libketama, twemproxy, uhashring ([`Flavor`]) |
+//! | `nginx` | `Ring<`[`Nginx`]`>` | nginx `hash $key consistent` |
+//! | `envoy-ring` | `Ring<`[`EnvoyRing`]`>` | Envoy `RING_HASH` (Envoy's `MAGLEV` is [`Maglev`]) |
+//! | `cassandra` | `Ring<`[`Tokens`]`>` | Cassandra's Murmur3Partitioner and SimpleStrategy |
+//!
+//! They follow their peer even where the peer depends on the order servers
+//! are listed in (ketama's ties, Envoy's point counts); ringwise's own
+//! algorithms never do.
 //!
 //! ## A ring (the seed recipe)
 //!
@@ -129,21 +143,37 @@ mod layers;
 mod node;
 mod placement;
 
+pub use algo::cassandra::Tokens;
+pub use algo::envoy_ring::EnvoyRing;
 pub use algo::jump::{Jump, jump_consistent_hash, replica_key};
+pub use algo::ketama::Ketama;
 pub use algo::maglev::Maglev;
 pub use algo::memento::Memento;
 pub use algo::multiprobe::MultiProbe;
+pub use algo::nginx::Nginx;
 pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::{
-    DEFAULT_VNODES, Explicit, NodeStats, PointScheme, Ring, RingBuilder, RingStats, Tie, Vnodes,
-    point_count,
+    DEFAULT_VNODES, Explicit, Members, NodeStats, PointScheme, Ring, RingBuilder, RingStats,
+    RingView, Tie, Vnodes, Width, point_count,
 };
 pub use algo::slots::Slots;
-pub use algo::{Algorithm, AnyPlacement, Params};
+pub use algo::{Algorithm, AnyPlacement, Flavor, Given, Layout, Params};
 pub use cluster::ClusterSpec;
 pub use error::Error;
-pub use hash::{KeyHasher, RedisSlot, SLOT_COUNT, StableHash, key_slot};
-pub use layers::{Bounded, Keyed, Lease, Live, Snapshot};
+pub use hash::{
+    KeyHasher, RedisSlot, SLOT_COUNT, StableHash, cassandra_token, composite_partition_key,
+    key_slot, point_token, token_point,
+};
+pub use layers::{Bounded, HashTag, Keyed, Lease, Live, Snapshot};
+
+/// The deployed key hashes and their places on the circle: 32-bit cells
+/// (ketama, nginx) and signed tokens (Cassandra). See [`StableHash`].
+pub mod wire {
+    pub use crate::hash::{
+        cassandra_token, cell_key, cell_point, cell_value, composite_partition_key, crc32,
+        fnv1a64_twemproxy, md5_le32, md5_le32x4, point_token, token_point,
+    };
+}
 pub use node::{MAX_NAME_LEN, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable};
 pub use placement::Placement;
 

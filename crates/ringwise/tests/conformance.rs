@@ -27,8 +27,8 @@ use crate::support::{self, owner_name};
 #[derive(Debug, Clone, Copy)]
 struct Promises {
     /// A join moves keys only to the new node, a leave only the leaving
-    /// node's keys. Maglev's moves are near minimal only: at most
-    /// [`NEAR_MINIMAL`] times the optimum.
+    /// node's keys. Maglev's, ketama's and envoy-ring's moves are near
+    /// minimal only: at most [`NEAR_MINIMAL`] times the optimum.
     minimal_moves: bool,
     /// The same nodes in any order place every key alike. Jump and memento
     /// read the order: it is their bucket (join) order.
@@ -64,6 +64,13 @@ fn promises(algorithm: Algorithm) -> Option<Promises> {
         Algorithm::Maglev     => row(false, true,   true,   true,   true),
         Algorithm::MultiProbe => row(true,  true,   true,   false,  true),
         Algorithm::Slots      => row(true,  true,   true,   false,  false),
+        // Ketama's point counts depend on every weight and Envoy's on the
+        // ring size and list order: near minimal only, as in their peers.
+        // Ketama's ties and Envoy's running sums follow the listed order.
+        Algorithm::Ketama     => row(false, false,  true,   true,   true),
+        Algorithm::Nginx      => row(true,  true,   true,   true,   true),
+        Algorithm::EnvoyRing  => row(false, false,  true,   true,   true),
+        Algorithm::Cassandra  => row(true,  true,   true,   true,   true),
         _ => return None,
     })
 }
@@ -178,12 +185,20 @@ fn moves(
 /// Minimal moves: none between other nodes. Maglev: all moves at most
 /// [`NEAR_MINIMAL`] times those of the changed node.
 fn check_moves(algorithm: Algorithm, own: usize, others: usize) -> Result<(), TestCaseError> {
+    // Envoy's ring gives each of N equal hosts ceil(1024/N) points, so a
+    // join also takes a point or two from every old host: N = 31 → 32 moves
+    // 2 of 34 points of each, about 1.9 times the new host's share on top of
+    // it (2.9 times the optimum in expectation), more in a 300-hash sample.
+    let bound = match algorithm {
+        Algorithm::EnvoyRing => 2.0 * NEAR_MINIMAL,
+        _ => NEAR_MINIMAL,
+    };
     if promised(algorithm).minimal_moves {
         prop_assert_eq!(others, 0, "{}: keys moved between other nodes", algorithm);
     } else {
         prop_assert!(own > 0, "{}: the changed node owned nothing", algorithm);
         prop_assert!(
-            (own + others) as f64 <= NEAR_MINIMAL * own as f64,
+            (own + others) as f64 <= bound * own as f64,
             "{}: {} keys moved for an optimum of {}",
             algorithm,
             own + others,

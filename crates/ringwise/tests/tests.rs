@@ -21,6 +21,7 @@ mod support;
 mod article;
 mod bounded;
 mod cluster_file;
+mod compat_vectors;
 mod conformance;
 mod hash_vectors;
 mod jump_properties;

@@ -3,16 +3,30 @@
 //! algorithms depend on this small module and the registry on them, never
 //! the other way round.
 
+use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
+
 use crate::Error;
 use crate::hash::StableHash;
 use crate::node::Node;
 use crate::placement::Placement;
+
+pub use crate::algo::ketama::Flavor;
 
 /// Default virtual nodes per unit of weight of the ring (ketama's 160).
 pub const DEFAULT_VNODES: u32 = 160;
 
 /// Default Maglev table size: Envoy's and the paper's, a prime.
 pub(crate) const DEFAULT_TABLE_SIZE: u64 = 65_537;
+
+/// Envoy ring_hash's default smallest ring.
+pub(crate) const DEFAULT_MIN_RING_SIZE: u64 = 1024;
+
+/// Envoy ring_hash's default (and largest allowed) ring.
+pub(crate) const DEFAULT_MAX_RING_SIZE: u64 = 8_388_608;
+
+/// Cassandra's default `num_tokens` since 4.0.
+pub(crate) const DEFAULT_NUM_TOKENS: u32 = 16;
 
 /// Default multi-probe probes per key: the paper's recommendation, peak
 /// to mean load about 1.05.
@@ -29,9 +43,18 @@ pub struct Params {
     pub table_size: u64,
     /// Multi-probe: probes per key.
     pub probes: u32,
-    /// Ring: the point budget, from 1 to [`crate::MAX_POINTS_CEILING`]
-    /// (default [`crate::MAX_POINTS`]).
+    /// Ring-shaped placements: the point budget, from 1 to
+    /// [`crate::MAX_POINTS_CEILING`] (default [`crate::MAX_POINTS`]).
     pub max_points: u64,
+    /// Ketama: which client's ketama (default libmemcached's).
+    pub flavor: Flavor,
+    /// Envoy ring_hash: the smallest ring (default 1024).
+    pub min_ring_size: u64,
+    /// Envoy ring_hash: the largest ring (default and at most 8388608).
+    pub max_ring_size: u64,
+    /// Cassandra: tokens per node (per unit of weight) when a node's
+    /// tokens are not given (default 16).
+    pub num_tokens: u32,
 }
 
 impl Params {
@@ -42,11 +65,24 @@ impl Params {
         table_size: DEFAULT_TABLE_SIZE,
         probes: DEFAULT_PROBES,
         max_points: crate::MAX_POINTS,
+        flavor: Flavor::Libmemcached,
+        min_ring_size: DEFAULT_MIN_RING_SIZE,
+        max_ring_size: DEFAULT_MAX_RING_SIZE,
+        num_tokens: DEFAULT_NUM_TOKENS,
     };
 
     /// The names of the parameters above as a cluster file spells them,
     /// except `hash`, which every algorithm reads (it hashes the keys).
-    pub const NAMES: &'static [&'static str] = &["vnodes", "table_size", "probes", "max_points"];
+    pub const NAMES: &'static [&'static str] = &[
+        "vnodes",
+        "table_size",
+        "probes",
+        "max_points",
+        "flavor",
+        "min_ring_size",
+        "max_ring_size",
+        "num_tokens",
+    ];
 
     /// The parameters (of [`Params::NAMES`]) whose value differs between
     /// `self` and `other`.
@@ -56,6 +92,10 @@ impl Params {
             self.table_size != other.table_size,
             self.probes != other.probes,
             self.max_points != other.max_points,
+            self.flavor != other.flavor,
+            self.min_ring_size != other.min_ring_size,
+            self.max_ring_size != other.max_ring_size,
+            self.num_tokens != other.num_tokens,
         ];
         Params::NAMES
             .iter()
@@ -71,16 +111,68 @@ impl Default for Params {
     }
 }
 
+/// What an operator fixed by hand for one node instead of letting the
+/// algorithm compute it: a ring's points, Cassandra's tokens (as `nodetool
+/// ring` shows them), Redis Cluster's slots (as `CLUSTER SLOTS` shows them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Given {
+    /// Ring points (`ring`).
+    Points(Vec<u64>),
+    /// Signed Murmur3 tokens (`cassandra`).
+    Tokens(Vec<i64>),
+    /// Inclusive slot ranges (`slots`).
+    Slots(Vec<RangeInclusive<u16>>),
+}
+
+impl Given {
+    /// The cluster-file field that gives it.
+    pub fn field(&self) -> &'static str {
+        match self {
+            Given::Points(_) => "points",
+            Given::Tokens(_) => "tokens",
+            Given::Slots(_) => "slots",
+        }
+    }
+}
+
+/// What was given, by node name.
+pub type Layout = BTreeMap<String, Given>;
+
 /// What the registry needs from an algorithm: how to build it from nodes in
 /// listed order and the shared [`Params`].
 pub(crate) trait Registered: Placement + Sized {
-    /// Builds the snapshot. `nodes` are in listed order, which only the
-    /// join-order algorithms (jump, memento) read.
+    /// Builds the snapshot. `nodes` are in listed order, which the
+    /// join-order algorithms (jump, memento) and the list-order flavours
+    /// (ketama, envoy-ring) read.
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error>;
+
+    /// Builds the snapshot with what `layout` fixes for some nodes. Only
+    /// the algorithms that take a layout override this; the others refuse
+    /// a non-empty one.
+    fn build_with(nodes: Vec<Node>, params: &Params, layout: &Layout) -> Result<Self, Error> {
+        match layout.iter().next() {
+            None => Self::build(nodes, params),
+            Some((node, given)) => Err(Error::InvalidLayout {
+                node: Some(node.clone()),
+                message: format!(
+                    "`{}` is not read by this algorithm: only ring takes `points`, \
+                     cassandra `tokens` and slots `slots`",
+                    given.field()
+                ),
+            }),
+        }
+    }
 
     /// The key hash when a cluster names none.
     fn default_hash() -> StableHash {
         StableHash::default()
+    }
+
+    /// The key hash when a cluster names none, given its parameters (the
+    /// ketama flavours differ).
+    fn default_hash_with(_: &Params) -> StableHash {
+        Self::default_hash()
     }
 
     /// The [`Params`] it reads besides the hash (names of [`Params::NAMES`]).

@@ -35,7 +35,7 @@
 //! `0.5 / vnodes` still gets one point. Replica walks are O(points visited),
 //! which is small unless a node with very few points is asked for.
 
-use crate::algo::params::{Params, Registered};
+use crate::algo::params::{Given, Layout, Params, Registered};
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -45,7 +45,8 @@ mod index;
 mod points;
 mod stats;
 
-pub use points::{DEFAULT_VNODES, Explicit, PointScheme, Vnodes, point_count};
+pub(crate) use points::numbered_texts;
+pub use points::{DEFAULT_VNODES, Explicit, Members, PointScheme, Vnodes, Width, point_count};
 pub use stats::{NodeStats, RingStats};
 
 use index::{BLOCK, BucketIndex, Entry};
@@ -182,7 +183,13 @@ impl<S: PointScheme> RingBuilder<S> {
             }
         }
         let limit = self.max_points;
-        let entries = generate(&self.scheme, &nodes, limit, |id| given[id as usize].take())?;
+        let members = Members {
+            nodes: &nodes,
+            listed: &listed,
+        };
+        let entries = generate(&self.scheme, &members, limit, |id| {
+            given[id as usize].take()
+        })?;
         let ring = Ring::assemble(self.scheme, self.tie, nodes, listed, entries);
         Ok(Ring {
             max_points: limit,
@@ -206,8 +213,12 @@ impl<S: PointScheme> Ring<S> {
     ) -> Result<Self, Error> {
         scheme.validate()?;
         check_budget(max_points)?;
-        let entries = generate(&scheme, &nodes, max_points, |_| None)?;
-        let listed = (0..nodes.len() as u32).collect();
+        let listed: Vec<u32> = (0..nodes.len() as u32).collect();
+        let members = Members {
+            nodes: &nodes,
+            listed: &listed,
+        };
+        let entries = generate(&scheme, &members, max_points, |_| None)?;
         let ring = Ring::assemble(scheme, Tie::ByName, nodes, listed, entries);
         Ok(Ring { max_points, ..ring })
     }
@@ -258,10 +269,14 @@ impl<S: PointScheme> Ring<S> {
         let (nodes, at) = self.nodes.with(node.clone())?;
         let mut listed: Vec<u32> = self.listed.clone();
         listed.insert(at as usize, self.nodes.len() as u32);
+        let members = Members {
+            nodes: &nodes,
+            listed: &listed,
+        };
         if !self.scheme.independent() {
             // Everyone's points may change: make them all again.
             let mut given = given;
-            let entries = generate(&self.scheme, &nodes, self.max_points, |id| {
+            let entries = generate(&self.scheme, &members, self.max_points, |id| {
                 if id == at { given.take() } else { None }
             })?;
             return Ok(self.reassembled(nodes, listed, entries));
@@ -270,9 +285,9 @@ impl<S: PointScheme> Ring<S> {
             Some(points) => points,
             None => {
                 let mut points = Vec::new();
-                let count = self.scheme.count(&node, &nodes)?;
+                let count = self.scheme.counts(&members)?[at as usize];
                 check_total(self.entries.len() as u64 + count, self.max_points)?;
-                self.scheme.points(&node, &nodes, &mut points)?;
+                self.scheme.points(&node, count, &mut points)?;
                 points
             }
         };
@@ -302,7 +317,11 @@ impl<S: PointScheme> Ring<S> {
             *position -= u32::from(*position > gone);
         }
         if !self.scheme.independent() {
-            let entries = generate(&self.scheme, &nodes, self.max_points, |_| None)?;
+            let members = Members {
+                nodes: &nodes,
+                listed: &listed,
+            };
+            let entries = generate(&self.scheme, &members, self.max_points, |_| None)?;
             return Ok(self.reassembled(nodes, listed, entries));
         }
         let (entries, index) = self.index.left(&self.entries, at);
@@ -449,6 +468,44 @@ impl<S> Ring<S> {
     }
 }
 
+/// What every ring-shaped placement answers beyond [`Placement`], as one
+/// object-safe view ([`crate::AnyPlacement::as_ring`]), whatever its point
+/// scheme.
+pub trait RingView: Placement {
+    /// Points per node, exact ownership shares and their spread. O(P + N).
+    fn stats(&self) -> RingStats;
+    /// Number of points on the ring.
+    fn point_count(&self) -> usize;
+    /// How the peer writes a point.
+    fn width(&self) -> Width;
+    /// `(point, owner)` in ring order.
+    fn points(&self) -> Box<dyn Iterator<Item = (u64, NodeId)> + '_>;
+    /// Zone-aware replicas: see [`Ring::zoned_replicas_into`].
+    fn zoned_replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>);
+}
+
+impl<S: PointScheme> RingView for Ring<S> {
+    fn stats(&self) -> RingStats {
+        Ring::stats(self)
+    }
+
+    fn point_count(&self) -> usize {
+        Ring::point_count(self)
+    }
+
+    fn width(&self) -> Width {
+        self.scheme.width()
+    }
+
+    fn points(&self) -> Box<dyn Iterator<Item = (u64, NodeId)> + '_> {
+        Box::new(self.iter())
+    }
+
+    fn zoned_replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        Ring::zoned_replicas_into(self, hash, n, out);
+    }
+}
+
 impl<S: PointScheme> Placement for Ring<S> {
     /// The owner of the first point `>= hash`, wrapping. O(1) expected.
     #[inline]
@@ -521,6 +578,34 @@ impl Registered for Ring {
         Ring::from_table_within(NodeTable::new(nodes)?, scheme, params.max_points)
     }
 
+    /// Given points where listed, the seed recipe's elsewhere.
+    fn build_with(nodes: Vec<Node>, params: &Params, layout: &Layout) -> Result<Self, Error> {
+        if layout.is_empty() {
+            return Self::build(nodes, params);
+        }
+        let scheme = Vnodes::new(params.vnodes, params.hash)?;
+        let mut builder = Ring::builder().scheme(scheme).max_points(params.max_points);
+        for node in nodes {
+            builder = match layout.get(&node.name) {
+                None => builder.node(node),
+                Some(Given::Points(points)) => {
+                    let points = points.clone();
+                    builder.node_points(node, points)
+                }
+                Some(other) => {
+                    return Err(Error::InvalidLayout {
+                        node: Some(node.name),
+                        message: format!(
+                            "`{}` is not read by ring: give its points as `points = [...]`",
+                            other.field()
+                        ),
+                    });
+                }
+            };
+        }
+        builder.build()
+    }
+
     const READS: &'static [&'static str] = &["vnodes", "max_points"];
 }
 
@@ -529,30 +614,31 @@ impl Registered for Ring {
 /// making any.
 fn generate<S: PointScheme>(
     scheme: &S,
-    nodes: &NodeTable,
+    members: &Members<'_>,
     limit: u64,
     mut given: impl FnMut(NodeId) -> Option<Vec<u64>>,
 ) -> Result<Vec<Entry>, Error> {
-    let mut lists: Vec<Option<Vec<u64>>> = Vec::with_capacity(nodes.len());
-    let mut total = 0u64;
-    for (id, node) in nodes.iter().enumerate() {
-        let list = given(id as NodeId);
-        let count = match &list {
-            Some(points) => points.len() as u64,
-            None => scheme.count(node, nodes)?,
-        };
-        total = total.saturating_add(count);
-        lists.push(list);
-    }
+    let nodes = members.nodes;
+    let lists: Vec<Option<Vec<u64>>> = (0..nodes.len() as NodeId).map(&mut given).collect();
+    // The scheme counts only when some node has no given points (an
+    // explicit ring refuses to count at all).
+    let counts = if lists.iter().any(Option::is_none) {
+        scheme.counts(members)?
+    } else {
+        vec![0; nodes.len()]
+    };
+    let total = lists.iter().zip(&counts).fold(0u64, |sum, (list, &count)| {
+        sum.saturating_add(list.as_ref().map_or(count, |p| p.len() as u64))
+    });
     check_total(total, limit)?;
     let mut entries = Vec::with_capacity(total as usize);
     let mut scratch = Vec::new();
-    for ((id, node), list) in nodes.iter().enumerate().zip(lists) {
+    for (((id, node), list), count) in nodes.iter().enumerate().zip(lists).zip(counts) {
         let points = match list {
             Some(points) => points,
             None => {
                 scratch.clear();
-                scheme.points(node, nodes, &mut scratch)?;
+                scheme.points(node, count, &mut scratch)?;
                 std::mem::take(&mut scratch)
             }
         };

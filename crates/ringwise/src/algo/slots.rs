@@ -44,7 +44,9 @@
 //! name order, wrapping (chained declustering), in O(n).
 
 use crate::Error;
-use crate::algo::params::{Params, Registered};
+use std::ops::RangeInclusive;
+
+use crate::algo::params::{Given, Layout, Params, Registered};
 use crate::hash::{SLOT_COUNT, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -107,6 +109,67 @@ impl Slots {
             nodes: self.nodes.clone(),
             table,
         })
+    }
+}
+
+/// Gives `range` to `id`, refusing a slot past 16383 or one already owned.
+fn claim(
+    owner: &mut [Option<u16>],
+    range: &RangeInclusive<u16>,
+    id: u16,
+    nodes: &NodeTable,
+) -> Result<(), Error> {
+    let name = |id: u16| nodes.name(NodeId::from(id)).unwrap_or("?").to_owned();
+    let (start, end) = (usize::from(*range.start()), usize::from(*range.end()));
+    if start > end || end >= SLOT_COUNT {
+        return Err(Error::InvalidLayout {
+            node: Some(name(id)),
+            message: format!(
+                "slots {start}-{end}: a range runs from a lower to a higher slot, \
+                 both from 0 to 16383"
+            ),
+        });
+    }
+    for (slot, owned) in owner.iter_mut().enumerate().take(end + 1).skip(start) {
+        if let Some(other) = owned.replace(id) {
+            return Err(Error::InvalidLayout {
+                node: Some(name(id)),
+                message: format!(
+                    "slot {slot} is also node {:?}'s: every slot belongs to one node",
+                    name(other)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The error for a table with slots no one owns, naming the first ranges.
+fn uncovered(owner: &[Option<u16>]) -> Error {
+    let mut ranges: Vec<String> = Vec::new();
+    let mut slot = 0;
+    while slot < owner.len() {
+        if owner[slot].is_some() {
+            slot += 1;
+            continue;
+        }
+        let start = slot;
+        while slot < owner.len() && owner[slot].is_none() {
+            slot += 1;
+        }
+        ranges.push(match slot - 1 {
+            end if end == start => start.to_string(),
+            end => format!("{start}-{end}"),
+        });
+    }
+    let shown = ranges.len().min(5);
+    let more = if ranges.len() > shown { ", ..." } else { "" };
+    Error::InvalidLayout {
+        node: None,
+        message: format!(
+            "slots {}{more} belong to no node: every one of the 16384 slots needs an owner",
+            ranges[..shown].join(", ")
+        ),
     }
 }
 
@@ -225,6 +288,41 @@ impl Placement for Slots {
 impl Registered for Slots {
     fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
         Self::new(nodes)
+    }
+
+    /// With a layout, the table as given (`CLUSTER SLOTS`): every slot
+    /// owned by exactly one node.
+    fn build_with(nodes: Vec<Node>, params: &Params, layout: &Layout) -> Result<Self, Error> {
+        if layout.is_empty() {
+            return Self::build(nodes, params);
+        }
+        let nodes = NodeTable::new(nodes)?;
+        check(&nodes)?;
+        let mut owner: Vec<Option<u16>> = vec![None; SLOT_COUNT];
+        for (name, given) in layout {
+            let id = nodes.id(name).unwrap_or(0) as u16;
+            let Given::Slots(ranges) = given else {
+                return Err(Error::InvalidLayout {
+                    node: Some(name.clone()),
+                    message: format!(
+                        "`{}` is not read by slots: give its slots as `slots = [\"0-5460\"]`",
+                        given.field()
+                    ),
+                });
+            };
+            for range in ranges {
+                claim(&mut owner, range, id, &nodes)?;
+            }
+        }
+        let table = owner
+            .iter()
+            .map(|o| o.ok_or(()))
+            .collect::<Result<Vec<u16>, ()>>()
+            .map_err(|()| uncovered(&owner))?;
+        Ok(Slots {
+            nodes,
+            table: table.into(),
+        })
     }
 
     fn default_hash() -> StableHash {

@@ -6,10 +6,13 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use toml::Spanned;
 
+use std::ops::RangeInclusive;
+
 use super::ClusterSpec;
 use crate::Error;
-use crate::algo::{Algorithm, Params};
+use crate::algo::{Algorithm, Flavor, Given, Layout, Params};
 use crate::hash::StableHash;
+use crate::layers::HashTag;
 use crate::node::{Node, NodeTable};
 
 #[derive(Deserialize)]
@@ -21,8 +24,13 @@ struct RawCluster {
     table_size: Option<Spanned<u64>>,
     probes: Option<Spanned<u32>>,
     max_points: Option<Spanned<u64>>,
+    flavor: Option<Spanned<String>>,
+    min_ring_size: Option<Spanned<u64>>,
+    max_ring_size: Option<Spanned<u64>>,
+    num_tokens: Option<Spanned<u32>>,
     epsilon: Option<Spanned<f64>>,
     secret: Option<Spanned<String>>,
+    hash_tag: Option<Spanned<String>>,
     nodes: Spanned<Vec<RawNode>>,
 }
 
@@ -32,6 +40,72 @@ struct RawNode {
     name: Spanned<String>,
     weight: Option<Spanned<f64>>,
     zone: Option<Spanned<String>>,
+    points: Option<Spanned<Vec<u64>>>,
+    tokens: Option<Spanned<Vec<i64>>>,
+    slots: Option<Spanned<Vec<RawSlots>>>,
+}
+
+/// A slot range as `CLUSTER SLOTS` and `redis-cli` write it: `"0-5460"`,
+/// `"12000"` or `12000`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawSlots {
+    One(u16),
+    Text(String),
+}
+
+impl RawSlots {
+    fn range(&self) -> Result<RangeInclusive<u16>, String> {
+        let text = match self {
+            RawSlots::One(slot) => return Ok(*slot..=*slot),
+            RawSlots::Text(text) => text.trim(),
+        };
+        let number = |t: &str| {
+            t.trim().parse::<u16>().map_err(|_| {
+                format!(
+                    "{text:?} is not a slot or a range of slots such as \"0-5460\" or \"12000\""
+                )
+            })
+        };
+        match text.split_once('-') {
+            Some((start, end)) => Ok(number(start)?..=number(end)?),
+            None => number(text).map(|slot| slot..=slot),
+        }
+    }
+}
+
+impl RawNode {
+    /// What this node fixes by hand, and the span to blame for it.
+    fn given(&self) -> Result<Option<(Given, std::ops::Range<usize>)>, Located> {
+        let mut found = Vec::new();
+        if let Some(points) = &self.points {
+            found.push((Given::Points(points.get_ref().clone()), points.span()));
+        }
+        if let Some(tokens) = &self.tokens {
+            found.push((Given::Tokens(tokens.get_ref().clone()), tokens.span()));
+        }
+        if let Some(slots) = &self.slots {
+            let ranges = slots.get_ref().iter().map(RawSlots::range);
+            let ranges = ranges
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(|message| {
+                    let e = Error::InvalidLayout {
+                        node: Some(self.name.get_ref().clone()),
+                        message,
+                    };
+                    (slots.span(), "slots", e)
+                })?;
+            found.push((Given::Slots(ranges), slots.span()));
+        }
+        if found.len() > 1 {
+            let e = Error::InvalidLayout {
+                node: Some(self.name.get_ref().clone()),
+                message: "give one of points, tokens or slots, not several".into(),
+            };
+            return Err((self.name.span(), "name", e));
+        }
+        Ok(found.pop())
+    }
 }
 
 impl ClusterSpec {
@@ -60,7 +134,22 @@ impl ClusterSpec {
                 .map_err(|e| at(a.span(), "algorithm", e))?,
             None => Algorithm::default(),
         };
-        let hash = parse_hash(&raw, algorithm).map_err(|(span, field, e)| at(span, field, e))?;
+        let flavor = match &raw.flavor {
+            Some(f) => f
+                .get_ref()
+                .parse::<Flavor>()
+                .map_err(|e| at(f.span(), "flavor", e))?,
+            None => Flavor::default(),
+        };
+        let hash_default = algorithm.default_hash_with(&Params {
+            flavor,
+            ..Params::DEFAULT
+        });
+        let hash = parse_hash(&raw, hash_default).map_err(|(span, field, e)| at(span, field, e))?;
+        let hash_tag = match &raw.hash_tag {
+            Some(t) => Some(HashTag::new(t.get_ref()).map_err(|e| at(t.span(), "hash_tag", e))?),
+            None => None,
+        };
         let vnodes = match &raw.vnodes {
             Some(v) if *v.get_ref() == 0 || *v.get_ref() > crate::MAX_VNODES => {
                 let e = Error::InvalidVnodes {
@@ -97,8 +186,12 @@ impl ClusterSpec {
             ));
         }
         let mut nodes = Vec::with_capacity(raw.nodes.get_ref().len());
+        let mut layout = Layout::new();
         let mut seen: HashMap<&str, usize> = HashMap::new();
         for raw_node in raw.nodes.get_ref() {
+            if let Some((given, _)) = raw_node.given().map_err(|(s, f, e)| at(s, f, e))? {
+                layout.insert(raw_node.name.get_ref().clone(), given);
+            }
             let name = &raw_node.name;
             let node = Node {
                 name: name.get_ref().clone(),
@@ -147,6 +240,19 @@ impl ClusterSpec {
                 .max_points
                 .as_ref()
                 .map_or(Params::DEFAULT.max_points, |m| *m.get_ref()),
+            flavor,
+            min_ring_size: raw
+                .min_ring_size
+                .as_ref()
+                .map_or(Params::DEFAULT.min_ring_size, |m| *m.get_ref()),
+            max_ring_size: raw
+                .max_ring_size
+                .as_ref()
+                .map_or(Params::DEFAULT.max_ring_size, |m| *m.get_ref()),
+            num_tokens: raw
+                .num_tokens
+                .as_ref()
+                .map_or(Params::DEFAULT.num_tokens, |n| *n.get_ref()),
         };
         let spec = ClusterSpec {
             algorithm,
@@ -154,6 +260,8 @@ impl ClusterSpec {
             epsilon: raw.epsilon.as_ref().map(|e| *e.get_ref()),
             listed: nodes.iter().map(|n: &Node| n.name.clone()).collect(),
             nodes: NodeTable::new(nodes)?,
+            layout,
+            hash_tag,
         };
         // A bad parameter names its own line: the hash's (or the
         // algorithm's, for a hash the algorithm cannot use), the table
@@ -169,9 +277,18 @@ impl ClusterSpec {
                     "table_size" => raw.table_size.as_ref().map(Spanned::span),
                     "probes" => raw.probes.as_ref().map(Spanned::span),
                     "max_points" => raw.max_points.as_ref().map(Spanned::span),
+                    "min_ring_size" => raw.min_ring_size.as_ref().map(Spanned::span),
+                    "max_ring_size" => raw.max_ring_size.as_ref().map(Spanned::span),
+                    "num_tokens" => raw.num_tokens.as_ref().map(Spanned::span),
                     _ => None,
                 }
                 .map(|span| (span, *parameter)),
+                Error::InvalidLayout {
+                    node: Some(name), ..
+                } => given_span(&raw, name),
+                Error::Unsupported { operation, .. } if operation.starts_with("weigh node") => {
+                    weight_span(&raw, operation)
+                }
                 _ => None,
             };
             match span {
@@ -187,11 +304,42 @@ impl ClusterSpec {
 
 type Located = (std::ops::Range<usize>, &'static str, Error);
 
-fn parse_hash(raw: &RawCluster, algorithm: Algorithm) -> Result<StableHash, Located> {
+/// The span and field of what node `name` gives by hand (or its name).
+fn given_span(raw: &RawCluster, name: &str) -> Option<(std::ops::Range<usize>, &'static str)> {
+    let node = raw
+        .nodes
+        .get_ref()
+        .iter()
+        .find(|n| n.name.get_ref() == name)?;
+    let given = [
+        node.points.as_ref().map(|p| (p.span(), "points")),
+        node.tokens.as_ref().map(|t| (t.span(), "tokens")),
+        node.slots.as_ref().map(|s| (s.span(), "slots")),
+    ];
+    given
+        .into_iter()
+        .flatten()
+        .next()
+        .or(Some((node.name.span(), "name")))
+}
+
+/// The span of the weight an `Unsupported { operation: "weigh node \"N\" W" }`
+/// names.
+fn weight_span(
+    raw: &RawCluster,
+    operation: &str,
+) -> Option<(std::ops::Range<usize>, &'static str)> {
+    raw.nodes.get_ref().iter().find_map(|n| {
+        let named = operation.contains(&format!("{:?}", n.name.get_ref()));
+        named.then(|| n.weight.as_ref().map(|w| (w.span(), "weight")))?
+    })
+}
+
+fn parse_hash(raw: &RawCluster, default: StableHash) -> Result<StableHash, Located> {
     let secret = raw.secret.as_ref();
     let Some(hash) = &raw.hash else {
         return match secret {
-            None => Ok(algorithm.default_hash()),
+            None => Ok(default),
             Some(s) => Err((
                 s.span(),
                 "secret",

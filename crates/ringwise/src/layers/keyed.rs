@@ -12,6 +12,7 @@
 //! and then resolves the block, so the placement's memory reads for
 //! different keys overlap instead of waiting on each other.
 
+use crate::Error;
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::NodeId;
 use crate::placement::Placement;
@@ -26,12 +27,73 @@ const BLOCK: usize = 256;
 pub struct Keyed<P, H = StableHash> {
     placement: P,
     hasher: H,
+    tag: Option<HashTag>,
+}
+
+/// A hash tag, as twemproxy's `hash_tag: "{}"` and Redis Cluster's braces:
+/// when a key holds the opening byte and, after it, the closing byte with
+/// something between, only the bytes between are hashed, so
+/// `user:{42}:cart` and `user:{42}:profile` land together. A key without a
+/// complete, non-empty tag is hashed whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HashTag {
+    open: u8,
+    close: u8,
+}
+
+impl HashTag {
+    /// A tag from its two delimiter characters, e.g. `"{}"`.
+    pub fn new(delimiters: &str) -> Result<Self, Error> {
+        match delimiters.as_bytes() {
+            &[open, close] if open.is_ascii() && close.is_ascii() => Ok(HashTag { open, close }),
+            _ => Err(Error::InvalidParameter {
+                algorithm: "keys",
+                parameter: "hash_tag",
+                value: format!("{delimiters:?}"),
+                expected: "two ASCII characters, the tag's opening and closing one, e.g. \"{}\"",
+            }),
+        }
+    }
+
+    /// The bytes of `key` that are hashed: the first tag's content, or the
+    /// whole key.
+    #[inline]
+    pub fn hashed<'k>(&self, key: &'k [u8]) -> &'k [u8] {
+        let Some(start) = key.iter().position(|&b| b == self.open) else {
+            return key;
+        };
+        let rest = &key[start + 1..];
+        match rest.iter().position(|&b| b == self.close) {
+            Some(len) if len > 0 => &rest[..len],
+            _ => key,
+        }
+    }
+
+    /// The two delimiters as written.
+    pub fn delimiters(&self) -> String {
+        String::from_utf8_lossy(&[self.open, self.close]).into_owned()
+    }
 }
 
 impl<P: Placement, H: KeyHasher> Keyed<P, H> {
     /// Looks keys up in `placement` after hashing them with `hasher`.
     pub fn new(placement: P, hasher: H) -> Self {
-        Keyed { placement, hasher }
+        Keyed {
+            placement,
+            hasher,
+            tag: None,
+        }
+    }
+
+    /// The same, hashing only the tagged part of keys that have a tag.
+    pub fn with_hash_tag(mut self, tag: Option<HashTag>) -> Self {
+        self.tag = tag;
+        self
+    }
+
+    /// The hash tag, if keys have one.
+    pub fn hash_tag(&self) -> Option<HashTag> {
+        self.tag
     }
 
     /// The placement.
@@ -53,7 +115,10 @@ impl<P: Placement, H: KeyHasher> Keyed<P, H> {
     #[inline]
     #[must_use]
     pub fn hash(&self, key: &[u8]) -> u64 {
-        self.hasher.hash(key)
+        match &self.tag {
+            None => self.hasher.hash(key),
+            Some(tag) => self.hasher.hash(tag.hashed(key)),
+        }
     }
 
     /// The id of the node that owns `key`; `None` only without nodes.
@@ -125,7 +190,7 @@ impl<P: Placement, H: KeyHasher> Keyed<P, H> {
         hashes: &'a mut [u64; BLOCK],
     ) -> &'a [u64] {
         for (h, key) in hashes.iter_mut().zip(keys) {
-            *h = self.hasher.hash(key.as_ref());
+            *h = self.hash(key.as_ref());
         }
         &hashes[..keys.len()]
     }

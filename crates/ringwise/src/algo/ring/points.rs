@@ -24,7 +24,7 @@
 use std::fmt;
 
 use crate::hash::{KeyHasher, StableHash};
-use crate::node::{Node, NodeTable};
+use crate::node::{Node, NodeId, NodeTable};
 use crate::{Error, MAX_VNODES};
 
 pub use crate::algo::params::DEFAULT_VNODES;
@@ -36,17 +36,75 @@ pub trait PointScheme: Clone + fmt::Debug + Send + Sync {
         Ok(())
     }
 
-    /// How many points `node` gets as a member of `nodes`; checked against
-    /// [`crate::MAX_POINTS`] before any point is made.
-    fn count(&self, node: &Node, nodes: &NodeTable) -> Result<u64, Error>;
+    /// How many points each node gets (indexed by id), as a member of
+    /// `members`; checked against the point budget before any point is
+    /// made. O(N).
+    fn counts(&self, members: &Members<'_>) -> Result<Vec<u64>, Error>;
 
-    /// Appends the `count` points of `node` (a member of `nodes`) to `out`.
-    fn points(&self, node: &Node, nodes: &NodeTable, out: &mut Vec<u64>) -> Result<(), Error>;
+    /// Appends the `count` points of `node` to `out`.
+    fn points(&self, node: &Node, count: u64, out: &mut Vec<u64>) -> Result<(), Error>;
 
     /// True when a node's points depend only on the node itself (see the
     /// module docs); `false` makes every membership change a rebuild.
     fn independent(&self) -> bool {
         true
+    }
+
+    /// How the peer writes a point (for display): a 64-bit value unless
+    /// the scheme is a 32-bit or signed-token flavour.
+    fn width(&self) -> Width {
+        Width::U64
+    }
+}
+
+/// The members a scheme makes points for: the node table (name order) and
+/// the position of each node in the listed order (the builder's order,
+/// then join order), which list-order flavours such as Envoy's read.
+#[derive(Debug, Clone, Copy)]
+pub struct Members<'a> {
+    /// The nodes, by id.
+    pub nodes: &'a NodeTable,
+    /// `listed[id]`: the node's position in the listed order.
+    pub listed: &'a [u32],
+}
+
+impl Members<'_> {
+    /// Ids in listed order.
+    pub fn listed_ids(&self) -> Vec<NodeId> {
+        let mut ids = vec![0; self.listed.len()];
+        for (id, &position) in self.listed.iter().enumerate() {
+            ids[position as usize] = id as NodeId;
+        }
+        ids
+    }
+
+    /// The sum of all weights.
+    pub fn total_weight(&self) -> f64 {
+        self.nodes.iter().map(|n| n.weight).sum()
+    }
+}
+
+/// How a placement's peer writes a point or key hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Width {
+    /// The 64-bit value itself.
+    U64,
+    /// A 32-bit value in its cell ([`crate::hash::cell_value`]): ketama,
+    /// nginx.
+    U32,
+    /// A signed 64-bit token ([`crate::hash::point_token`]): Cassandra.
+    I64,
+}
+
+impl Width {
+    /// `position` as the peer writes it.
+    pub fn native(self, position: u64) -> i128 {
+        match self {
+            Width::U64 => position.into(),
+            Width::U32 => crate::hash::cell_value(position).into(),
+            Width::I64 => crate::hash::point_token(position).into(),
+        }
     }
 }
 
@@ -106,21 +164,16 @@ impl<H: KeyHasher + Clone + fmt::Debug + Send + Sync> PointScheme for Vnodes<H> 
         self.check()
     }
 
-    fn count(&self, node: &Node, _: &NodeTable) -> Result<u64, Error> {
-        Ok(point_count(self.vnodes, node.weight))
+    fn counts(&self, members: &Members<'_>) -> Result<Vec<u64>, Error> {
+        let count = |n: &Node| point_count(self.vnodes, n.weight);
+        Ok(members.nodes.iter().map(count).collect())
     }
 
-    /// `hash("name#i")`, one text buffer reused: the index is counted up in
-    /// place rather than formatted anew for every point.
-    fn points(&self, node: &Node, _: &NodeTable, out: &mut Vec<u64>) -> Result<(), Error> {
-        let name = node.name.as_bytes();
-        let mut text = Vec::with_capacity(name.len() + 21);
-        text.extend_from_slice(name);
-        text.extend_from_slice(b"#0");
-        for _ in 0..point_count(self.vnodes, node.weight) {
-            out.push(self.hasher.hash(&text));
-            increment_decimal(&mut text, name.len() + 1);
-        }
+    /// `hash("name#i")`.
+    fn points(&self, node: &Node, count: u64, out: &mut Vec<u64>) -> Result<(), Error> {
+        numbered_texts(node.name.as_bytes(), b"#", count, |text| {
+            out.push(self.hasher.hash(text));
+        });
         Ok(())
     }
 }
@@ -141,12 +194,35 @@ impl Explicit {
 }
 
 impl PointScheme for Explicit {
-    fn count(&self, node: &Node, _: &NodeTable) -> Result<u64, Error> {
-        Err(Explicit::refuse(node))
+    fn counts(&self, members: &Members<'_>) -> Result<Vec<u64>, Error> {
+        match members.nodes.iter().next() {
+            Some(node) => Err(Explicit::refuse(node)),
+            None => Ok(Vec::new()),
+        }
     }
 
-    fn points(&self, node: &Node, _: &NodeTable, _: &mut Vec<u64>) -> Result<(), Error> {
+    fn points(&self, node: &Node, _: u64, _: &mut Vec<u64>) -> Result<(), Error> {
         Err(Explicit::refuse(node))
+    }
+}
+
+/// Calls `each` with the texts `prefix ‖ separator ‖ i` for `i` in
+/// `0..count` (`"N#0"`, `"N#1"`, ...), one buffer reused: the index is
+/// counted up in place rather than formatted anew for every point.
+pub(crate) fn numbered_texts(
+    prefix: &[u8],
+    separator: &[u8],
+    count: u64,
+    mut each: impl FnMut(&[u8]),
+) {
+    let mut text = Vec::with_capacity(prefix.len() + separator.len() + 20);
+    text.extend_from_slice(prefix);
+    text.extend_from_slice(separator);
+    let from = text.len();
+    text.push(b'0');
+    for _ in 0..count {
+        each(&text);
+        increment_decimal(&mut text, from);
     }
 }
 

@@ -1,0 +1,304 @@
+//! `Ketama`: the memcached clients' ring, as each client computes it.
+//!
+//! Sources: last.fm's libketama (`libketama/ketama.c`, 2007), libmemcached
+//! `update_continuum` (`src/libmemcached/hosts.cc`), spymemcached's
+//! `KetamaNodeLocator`, twemproxy `src/hashkit/nc_ketama.c`, uhashring
+//! `ring_ketama.py`; the compatibility notes §1 give every difference.
+//!
+//! How it works: a ring of 32-bit points ([`crate::Ring`] with this point
+//! scheme). Server `s` of weight `w` among `n` servers of total weight `W`
+//! gets `g` *groups*; group `i` is the MD5 digest of the text `"<name>-<i>"`,
+//! and each digest gives 4 points, its little-endian `u32`s. A key goes to
+//! the first point `>=` the first four MD5 bytes of the key (little-endian),
+//! wrapping. The flavours differ in exactly four things:
+//!
+//! | flavor         | `<name>` of `10.0.1.1:11211` / `:11212` | groups `g`            | search | equal points        |
+//! |----------------|----------------------------------------|-----------------------|--------|---------------------|
+//! | `libmemcached` | `10.0.1.1` / `10.0.1.1:11212`           | f32 `floor(w/W·40·n)` | `>=`   | earlier listed wins |
+//! | `spymemcached` | `/10.0.1.1:11211` / `/10.0.1.1:11212`   | as libmemcached       | `>=`   | earlier listed wins |
+//! | `libketama`    | the name as written                    | `floorf` of a double  | `>=`   | unspecified (qsort) |
+//! | `twemproxy`    | as libmemcached; a server name as is   | as libmemcached       | `>=`   | unspecified (qsort) |
+//! | `uhashring`    | the name as written                    | exact `40·n·w div W`  | `>`    | later listed wins   |
+//!
+//! The group count is where a port must copy the peer's arithmetic, not its
+//! intent. Worked example (notes §1.7): weights 94, 315, 500, 627, 64, so
+//! `W = 1600`; for the last server `64/1600·40·5 = 8` exactly. libmemcached
+//! computes `pct = 64f32/1600f32 = 0.039999999` (f32 cannot hold 0.04),
+//! then `pct·160/4·5 = 7.9999995` in f32, floor 7: 28 points. libketama
+//! forms `pct·40.0·5` in double (`7.99999991...`), narrows it to f32,
+//! which rounds to 8.0: 32 points; uhashring's integers give 8 too.
+//!
+//! Ties: ringwise's rule for the unspecified ones is libmemcached's (the
+//! earlier listed server wins); peers that leave ties to `qsort` agree with
+//! it only when no two servers share a point.
+//!
+//! Cost: `4·g` points per server, about `160·n` in all; lookup and memory
+//! as the ring's. Group counts depend on every weight, so a membership
+//! change rebuilds the ring (O(P)), as the peers do, and moves keys between
+//! old servers too when the rounding of their counts changes.
+//!
+//! Quirks: weights are whole numbers (the peers count them as integers).
+//! The ring follows the listed order (ties), unlike ringwise's own
+//! order-independent algorithms. libmemcached's non-weighted `ketama` mode
+//! (100 Jenkins-hashed points, `MEMCACHED_BEHAVIOR_KETAMA` with all weights
+//! at one) is a different ring and is not reproduced: configure the client with
+//! `MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED` (pylibmc: `ketama_weighted`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::Error;
+use crate::algo::params::{Params, Registered};
+use crate::algo::ring::{Members, PointScheme, Ring, Tie, Width, numbered_texts};
+use crate::hash::{StableHash, cell_point, md5_le32x4};
+use crate::node::Node;
+
+/// Which client's ketama.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Flavor {
+    /// libmemcached's weighted ketama (also pylibmc, php-memcached).
+    #[default]
+    Libmemcached,
+    /// libmemcached's `CONSISTENT_KETAMA_SPY`, spymemcached's own.
+    Spymemcached,
+    /// last.fm's original libketama.
+    Libketama,
+    /// twemproxy's `distribution: ketama`.
+    Twemproxy,
+    /// uhashring's `HashRing(hash_fn="ketama")`.
+    Uhashring,
+}
+
+impl Flavor {
+    /// Every flavour, in documentation order.
+    pub const ALL: &'static [Flavor] = &[
+        Flavor::Libmemcached,
+        Flavor::Spymemcached,
+        Flavor::Libketama,
+        Flavor::Twemproxy,
+        Flavor::Uhashring,
+    ];
+
+    /// Their names, in the same order.
+    pub const NAMES: &'static [&'static str] = &[
+        "libmemcached",
+        "spymemcached",
+        "libketama",
+        "twemproxy",
+        "uhashring",
+    ];
+
+    /// The name as a cluster file writes it.
+    pub fn name(self) -> &'static str {
+        Flavor::NAMES[Flavor::ALL.iter().position(|&f| f == self).unwrap_or(0)]
+    }
+
+    /// The client's default key hash: twemproxy's `fnv1a_64`, MD5 for the
+    /// others.
+    pub fn default_hash(self) -> StableHash {
+        match self {
+            Flavor::Twemproxy => StableHash::Fnv1a64Twemproxy,
+            _ => StableHash::Md5Le32,
+        }
+    }
+
+    fn tie(self) -> Tie {
+        match self {
+            Flavor::Uhashring => Tie::LastListed,
+            _ => Tie::FirstListed,
+        }
+    }
+
+    /// Groups of 4 points of a server of `weight` among `servers` servers
+    /// of total weight `total`, in the client's own arithmetic.
+    fn groups(self, weight: u64, total: u64, servers: u64) -> u64 {
+        match self {
+            Flavor::Uhashring => 40 * servers * weight / total,
+            Flavor::Libketama => {
+                let pct = weight as f32 / total as f32;
+                ((f64::from(pct) * 40.0 * servers as f64) as f32).floor() as u64
+            }
+            _ => {
+                let pct = weight as f32 / total as f32;
+                let groups = pct * 160.0 / 4.0 * servers as f32;
+                // The C adds a double 1e-10 and narrows back to float: below
+                // half an ulp of any count that matters, kept to be faithful.
+                ((f64::from(groups) + 1e-10) as f32).floor() as u64
+            }
+        }
+    }
+
+    /// The text before `-<i>` for a node called `name`.
+    fn server_text(self, name: &str) -> Result<String, Error> {
+        let (host, port) = split_port(name)?;
+        Ok(match (self, port) {
+            (Flavor::Libketama | Flavor::Uhashring, _) => name.to_owned(),
+            (Flavor::Spymemcached, port) => format!("/{host}:{}", port.unwrap_or(11211)),
+            (_, None | Some(11211)) => host.to_owned(),
+            (_, Some(port)) => format!("{host}:{port}"),
+        })
+    }
+}
+
+impl FromStr for Flavor {
+    type Err = Error;
+
+    fn from_str(name: &str) -> Result<Self, Error> {
+        let at = Flavor::NAMES.iter().position(|&n| n == name);
+        at.map(|i| Flavor::ALL[i])
+            .ok_or_else(|| Error::InvalidParameter {
+                algorithm: "ketama",
+                parameter: "flavor",
+                value: format!("{name:?}"),
+                expected: "one of libmemcached, spymemcached, libketama, twemproxy, uhashring",
+            })
+    }
+}
+
+impl fmt::Display for Flavor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `host:port` split at the last colon followed by digits only (`None`
+/// without one); a port past 65535 is an error, as in the clients.
+fn split_port(name: &str) -> Result<(&str, Option<u16>), Error> {
+    let Some((host, port)) = name.rsplit_once(':') else {
+        return Ok((name, None));
+    };
+    if port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok((name, None));
+    }
+    match port.parse() {
+        Ok(port) => Ok((host, Some(port))),
+        Err(_) => Err(Error::InvalidName {
+            name: name.to_owned(),
+            reason: "the port after the last `:` must be a number from 0 to 65535",
+        }),
+    }
+}
+
+/// Whole-number weights, as the peers count them.
+pub(crate) fn whole_weight(algorithm: &'static str, node: &Node) -> Result<u64, Error> {
+    if node.weight.fract() == 0.0 && node.weight >= 1.0 {
+        return Ok(node.weight as u64);
+    }
+    Err(Error::Unsupported {
+        algorithm,
+        operation: format!("weigh node {:?} {}", node.name, node.weight),
+        reason: "its peers count weights in whole numbers: use 1, 2, 3, ...",
+    })
+}
+
+/// Ketama's points, in one client's flavour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Ketama {
+    flavor: Flavor,
+}
+
+impl Ketama {
+    /// The points of `flavor`.
+    pub fn new(flavor: Flavor) -> Self {
+        Ketama { flavor }
+    }
+
+    /// Which client's ketama.
+    pub fn flavor(&self) -> Flavor {
+        self.flavor
+    }
+}
+
+impl PointScheme for Ketama {
+    fn counts(&self, members: &Members<'_>) -> Result<Vec<u64>, Error> {
+        let weights: Vec<u64> = members
+            .nodes
+            .iter()
+            .map(|n| whole_weight("ketama", n))
+            .collect::<Result<_, _>>()?;
+        let total: u64 = weights.iter().sum();
+        let servers = weights.len() as u64;
+        let groups = |&w: &u64| 4 * self.flavor.groups(w, total, servers);
+        Ok(weights.iter().map(groups).collect())
+    }
+
+    fn points(&self, node: &Node, count: u64, out: &mut Vec<u64>) -> Result<(), Error> {
+        let text = self.flavor.server_text(&node.name)?;
+        let after_equal_keys = self.flavor != Flavor::Uhashring;
+        numbered_texts(text.as_bytes(), b"-", count / 4, |name| {
+            let points = md5_le32x4(name).map(|p| cell_point(p, after_equal_keys));
+            out.extend_from_slice(&points);
+        });
+        Ok(())
+    }
+
+    fn independent(&self) -> bool {
+        false
+    }
+
+    fn width(&self) -> Width {
+        Width::U32
+    }
+}
+
+impl Registered for Ring<Ketama> {
+    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
+        Ring::builder()
+            .scheme(Ketama::new(params.flavor))
+            .tie(params.flavor.tie())
+            .max_points(params.max_points)
+            .nodes(nodes)
+            .build()
+    }
+
+    fn default_hash() -> StableHash {
+        StableHash::Md5Le32
+    }
+
+    fn default_hash_with(params: &Params) -> StableHash {
+        params.flavor.default_hash()
+    }
+
+    const READS: &'static [&'static str] = &["flavor", "max_points"];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_counts_follow_each_client() {
+        // The notes' rounding hazard: 64 of 1600 over 5 servers.
+        assert_eq!(Flavor::Libmemcached.groups(64, 1600, 5), 7);
+        assert_eq!(Flavor::Twemproxy.groups(64, 1600, 5), 7);
+        assert_eq!(Flavor::Libketama.groups(64, 1600, 5), 8);
+        assert_eq!(Flavor::Uhashring.groups(64, 1600, 5), 8);
+        // libmemcached's fixture: 600 of 4300 over 8 servers, 176 points.
+        assert_eq!(Flavor::Libmemcached.groups(600, 4300, 8) * 4, 176);
+    }
+
+    #[test]
+    fn server_texts() {
+        let text = |f: Flavor, n| f.server_text(n).expect("valid");
+        assert_eq!(text(Flavor::Libmemcached, "10.0.1.1:11211"), "10.0.1.1");
+        assert_eq!(
+            text(Flavor::Libmemcached, "10.0.1.1:11212"),
+            "10.0.1.1:11212"
+        );
+        assert_eq!(text(Flavor::Libmemcached, "cache-a"), "cache-a");
+        assert_eq!(text(Flavor::Spymemcached, "10.0.1.1"), "/10.0.1.1:11211");
+        assert_eq!(text(Flavor::Libketama, "10.0.1.1:11211"), "10.0.1.1:11211");
+        assert_eq!(text(Flavor::Twemproxy, "server1"), "server1");
+        assert!(Flavor::Libmemcached.server_text("h:99999").is_err());
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for (&f, &name) in Flavor::ALL.iter().zip(Flavor::NAMES) {
+            assert_eq!(name.parse::<Flavor>(), Ok(f));
+            assert_eq!(f.name(), name);
+        }
+        assert!("ketama".parse::<Flavor>().is_err());
+    }
+}
