@@ -158,3 +158,88 @@ fn ketama_flavours_from_a_cluster_file() {
         "{text}"
     );
 }
+
+/// Envoy's `ring_hash_lb_test.cc` with `use_hostname_for_hashing`: hosts
+/// `"90".."95"`, min ring 12, the points in ring order.
+#[test]
+fn envoy_ring_with_hostnames() {
+    let params = Params {
+        min_ring_size: 12,
+        ..Params::DEFAULT
+    };
+    let nodes = (90..=95).map(|p| Node::new(p.to_string())).collect();
+    let keyed = build(Algorithm::EnvoyRing, nodes, &params);
+    let ring = keyed.placement().as_ring().expect("a ring");
+    let table = keyed.placement().nodes();
+    let got: Vec<(u64, &str)> = ring
+        .points()
+        .map(|(p, id)| (p, table.name(id).expect("a name")))
+        .collect();
+    let want = [
+        (1_975_508_444_536_362_413, "95"),
+        (2_376_063_919_839_173_711, "95"),
+        (2_386_806_903_309_390_596, "93"),
+        (6_749_904_478_991_551_885, "94"),
+        (6_803_900_775_736_438_537, "93"),
+        (7_225_015_537_174_310_577, "92"),
+        (8_787_465_352_164_086_522, "90"),
+        (11_282_020_843_382_717_940, "92"),
+        (13_723_418_369_486_627_818, "91"),
+        (13_776_502_110_861_797_421, "90"),
+        (14_338_313_586_354_474_791, "91"),
+        (15_364_271_037_087_512_980, "94"),
+    ];
+    assert_eq!(got, want);
+}
+
+#[test]
+fn explicit_slot_tables_are_checked() {
+    let file = |slots_b: &str| {
+        format!(
+            "algorithm = \"slots\"\n[[nodes]]\nname = \"a\"\nslots = [\"0-8191\"]\n\
+             [[nodes]]\nname = \"b\"\nslots = {slots_b}\n"
+        )
+    };
+    let spec = ClusterSpec::from_toml(&file("[\"8192-16383\"]")).expect("covers all");
+    let keyed = spec.build().expect("builds");
+    assert_eq!(keyed.locate("somekey"), Some("b")); // slot 11058
+    assert_eq!(keyed.locate("foo{hash_tag}"), Some("a")); // slot 2515
+    let gap = ClusterSpec::from_toml(&file("[\"8192-16000\", 16002]")).expect_err("gaps");
+    let text = gap.to_string();
+    assert!(
+        text.contains("16001") && text.contains("16003-16383"),
+        "{text}"
+    );
+    let twice = ClusterSpec::from_toml(&file("[\"8000-16383\"]")).expect_err("overlap");
+    let text = twice.to_string();
+    assert!(
+        text.contains("line 7") && text.contains("slot 8000"),
+        "{text}"
+    );
+    let bad = ClusterSpec::from_toml(&file("[\"9-x\"]")).expect_err("not a range");
+    assert!(bad.to_string().contains("\"9-x\""), "{bad}");
+}
+
+#[test]
+fn cassandra_tokens_in_a_cluster_file() {
+    let file = "algorithm = \"cassandra\"\n\
+                [[nodes]]\nname = \"c1\"\ntokens = [-100, 100]\n\
+                [[nodes]]\nname = \"c2\"\ntokens = [0]\n";
+    let keyed = ClusterSpec::from_toml(file)
+        .expect("valid")
+        .build()
+        .expect("builds");
+    let token = ringwise::cassandra_token(b"123");
+    assert!(token < -100);
+    assert_eq!(keyed.locate("123"), Some("c1"));
+    assert_eq!(keyed.replicas("123", 2), ["c1", "c2"]);
+    let twice = "algorithm = \"cassandra\"\n\
+                 [[nodes]]\nname = \"c1\"\ntokens = [5]\n\
+                 [[nodes]]\nname = \"c2\"\ntokens = [5]\n";
+    let err = ClusterSpec::from_toml(twice).expect_err("shared token");
+    let text = err.to_string();
+    assert!(text.contains("token 5") && text.contains("line "), "{text}");
+    let wrong = "algorithm = \"jump\"\n[[nodes]]\nname = \"c1\"\ntokens = [5]\n";
+    let err = ClusterSpec::from_toml(wrong).expect_err("jump reads no tokens");
+    assert!(err.to_string().contains("line 4"), "{err}");
+}
