@@ -35,15 +35,19 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let (spec, keyed) = args.cluster.build()?;
     // The ring's exact view, asked for once.
     let ring = keyed.placement().as_ring();
-    if ring.is_some() && spec.params.hash == StableHash::Fnv1a64 {
+    let fnv = [StableHash::Fnv1a64, StableHash::Fnv1a64Twemproxy];
+    if ring.is_some() && fnv.contains(&spec.params.hash) {
         // FNV-1a does not spread keys that differ in their last bytes
         // (`key-1`, `key-2`...) evenly over the 64-bit space, and how
         // unevenly depends on the key set (4 nodes: a node with 8.9 % of
         // the arcs got 11 % of `key-0..20000`), so no share printed here
         // can hold for every key set.
+        // twemproxy's 32-bit `fnv1a_64` (its default) is worse still.
         eprintln!(
-            "ringwise: warning: fnv1a64 does not spread similar keys evenly over a ring: \
-             real keys may get shares several points away from these arcs; prefer xxh3"
+            "ringwise: warning: {} does not spread similar keys evenly over a ring: \
+             real keys may get shares several points away from these arcs; prefer xxh3 \
+             (or, for twemproxy, hash: md5)",
+            spec.params.hash
         );
     }
     let stats = match ring {

@@ -240,6 +240,17 @@ fn category(labels: &[String], width: u32) -> impl Fn(&f64) -> String + '_ {
     }
 }
 
+/// The narrowest chart whose plotting width fits every label of `labels`
+/// side by side (the inverse of [`plot_width`] and [`category`]'s test).
+fn width_for(labels: &[String]) -> u32 {
+    let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(1);
+    let mut distinct = labels.to_vec();
+    distinct.sort();
+    distinct.dedup();
+    let needed = (widest + 2) as f64 * LABEL_PX_PER_CHAR * distinct.len().max(1) as f64;
+    needed.ceil() as u32 + (80 + 15 + 25)
+}
+
 /// The plotting width of a chart `total` pixels wide.
 fn plot_width(total: u32) -> u32 {
     total.saturating_sub(80 + 15 + 25)
@@ -380,7 +391,11 @@ fn compare(report: &Report, svg: &mut String) -> Plot {
         })
         .fold(2.0f64, f64::max);
     let height = SIZE.1 * sizes.len().max(1) as u32;
-    let root = SVGBackend::with_string(svg, (SIZE.0, height)).into_drawing_area();
+    // Wide enough for every algorithm's name under its bars: the chart
+    // compares them, so none may be thinned out (11 names need ~900 px).
+    let names: Vec<String> = rows.iter().map(|r| r.algorithm.clone()).collect();
+    let width = SIZE.0.max(width_for(&names));
+    let root = SVGBackend::with_string(svg, (width, height)).into_drawing_area();
     root.fill(&WHITE)?;
     for (area, &n) in root
         .split_evenly((sizes.len().max(1), 1))
@@ -396,7 +411,7 @@ fn compare(report: &Report, svg: &mut String) -> Plot {
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(panel.len())
-            .x_label_formatter(&category(&labels, plot_width(SIZE.0)))
+            .x_label_formatter(&category(&labels, plot_width(width)))
             .x_desc("algorithm")
             .y_desc("moved / optimum")
             .label_style(LABEL)
