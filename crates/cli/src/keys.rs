@@ -62,9 +62,7 @@ impl Keys<'_> {
     ) -> Result<(), E> {
         if !self.args.is_empty() {
             let keys: Vec<Vec<u8>> = self.args.iter().map(|k| k.as_bytes().to_vec()).collect();
-            return keys
-                .chunks(BLOCK)
-                .try_for_each(|block| visit(block, false));
+            return keys.chunks(BLOCK).try_for_each(|block| visit(block, false));
         }
         let stdin = io::stdin();
         let mut input = io::BufReader::with_capacity(1 << 16, stdin.lock());
