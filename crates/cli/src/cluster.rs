@@ -351,3 +351,20 @@ fn parse_node(position: usize, item: &str) -> Result<Node, Failure> {
     node.zone = zone.map(str::to_owned);
     Ok(node)
 }
+
+/// The algorithms whose placement is a ring of points (`as_ring`), from
+/// the registry: each is built once over one node. For error messages.
+pub fn ring_shaped() -> Vec<&'static str> {
+    Algorithm::ALL
+        .iter()
+        .filter(|&&a| {
+            let params = ringwise::Params {
+                hash: a.default_hash(),
+                ..ringwise::Params::DEFAULT
+            };
+            AnyPlacement::build(a, vec![Node::new("probe")], &params)
+                .is_ok_and(|p| p.as_ring().is_some())
+        })
+        .map(|a| a.name())
+        .collect()
+}

@@ -26,7 +26,7 @@ use ringwise::{AnyPlacement, Bounded, Keyed, NodeId, NodeTable, Placement, RingV
 use serde::Serialize;
 
 use crate::Failure;
-use crate::cluster::ClusterArgs;
+use crate::cluster::{ClusterArgs, ring_shaped};
 use crate::format::{Format, JSON_VERSION, Json, write_json};
 use crate::keys::{self, BLOCK, Keys, hex, write_escaped};
 
@@ -34,11 +34,14 @@ use crate::keys::{self, BLOCK, Keys, hex, write_escaped};
 pub struct Args {
     #[command(flatten)]
     cluster: ClusterArgs,
-    /// Number of distinct nodes to list per key, in preference order.
+    /// Number of distinct nodes to list per key, in preference order (on
+    /// cassandra: SimpleStrategy's replicas, the next distinct nodes
+    /// clockwise).
     #[arg(long, value_name = "R", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     replicas: u32,
-    /// Prefer replicas in zones not used yet (nodes need `zone`s).
+    /// Prefer replicas in zones not used yet (nodes need `zone`s; ring,
+    /// ketama, nginx, envoy-ring and cassandra).
     #[arg(long)]
     zones: bool,
     /// Bounded loads: place the given keys (all of them are read first) so
@@ -80,7 +83,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         true => Some(keyed.placement().as_ring().ok_or_else(|| {
             let algorithm = keyed.placement().algorithm();
             Failure::usage(anyhow!(
-                "--zones: zone-aware replicas exist for the ring only, not for {algorithm}"
+                "--zones: zone-aware replicas exist for the ring-shaped algorithms only ({}), \
+                 not for {algorithm}",
+                ring_shaped().join(", ")
             ))
         })?),
         false => None,
