@@ -1,6 +1,7 @@
 //! `--algo`, `--hash` and `--secret`: the placement choice every command
 //! shares, declared once, with value parsers derived from the core's
-//! registries ([`Algorithm::NAMES`], [`StableHash::NAMES`]).
+//! registries ([`Algorithm::NAMES`], [`StableHash::NAMES`]; `--flavor`'s
+//! [`Flavor::NAMES`] too).
 //!
 //! Help lists the registry's names; an unknown name is a usage error (exit
 //! 2) carrying the core's message, which names the accepted values. The
@@ -10,7 +11,7 @@
 use std::ffi::OsStr;
 
 use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
-use ringwise::{Algorithm, Error, StableHash};
+use ringwise::{Algorithm, Error, Flavor, StableHash};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct AlgoArgs {
@@ -60,6 +61,14 @@ impl<T: Clone + Send + Sync + 'static> TypedValueParser for Registry<T> {
 pub fn algorithms() -> Registry<Algorithm> {
     Registry {
         names: Algorithm::NAMES,
+        parse: |name| name.parse(),
+    }
+}
+
+/// `--flavor`: a name of [`Flavor::NAMES`] (ketama's clients).
+pub fn flavors() -> Registry<Flavor> {
+    Registry {
+        names: Flavor::NAMES,
         parse: |name| name.parse(),
     }
 }

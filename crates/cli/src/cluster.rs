@@ -1,7 +1,13 @@
 //! The cluster options of `lookup` and `inspect`: `--cluster FILE` or
 //! `--nodes NAME[=WEIGHT][@ZONE],...`, with `--algo`, `--hash`, `--secret`,
-//! `--vnodes`, `--table-size`, `--probes` and `--max-points` overriding what
-//! the file says.
+//! `--vnodes`, `--table-size`, `--probes`, `--max-points`, `--flavor`,
+//! `--min-ring-size`, `--max-ring-size`, `--num-tokens` and `--hash-tag`
+//! overriding what the file says.
+//!
+//! The key hash: `--hash` if given; else the file's `hash` if it names one
+//! (and `--algo` keeps its algorithm); else the algorithm's own for the
+//! final parameters ([`Algorithm::default_hash_with`]), so `--algo ketama
+//! --flavor twemproxy` hashes keys with twemproxy's `fnv1a64-twemproxy`.
 //!
 //! Exit codes follow the one rule of `main.rs`: a rejected option is a usage
 //! error (2), a rejected node list or cluster file is bad data (65). Options
@@ -14,12 +20,15 @@ use std::path::PathBuf;
 use anyhow::{Context, anyhow};
 use clap::Args;
 use ringwise::{
-    Algorithm, AnyPlacement, ClusterSpec, Error, Keyed, MAX_POINTS_CEILING, MAX_VNODES, MultiProbe,
-    Node, StableHash, point_count,
+    Algorithm, AnyPlacement, ClusterSpec, Error, Flavor, HashTag, Keyed, MAX_POINTS_CEILING,
+    MAX_VNODES, MultiProbe, Node, StableHash, point_count,
 };
 
 use crate::Failure;
-use crate::algo::AlgoArgs;
+use crate::algo::{AlgoArgs, flavors};
+
+/// Envoy's largest ring (`max_ring_size`'s default and limit).
+const ENVOY_MAX_RING_SIZE: u64 = 8_388_608;
 
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -29,7 +38,9 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "FILE")]
     cluster: Option<PathBuf>,
     /// Nodes on the command line: NAME[=WEIGHT][@ZONE],... (weights from
-    /// 1e-6 to 1e6).
+    /// 1e-6 to 1e6; whole numbers for ketama and nginx). Kept in the order
+    /// given, which ketama (ties), envoy-ring (point counts), jump and
+    /// memento (buckets) read: list them as the peer does.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     nodes: Option<String>,
     #[command(flatten)]
@@ -45,11 +56,38 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "K",
           value_parser = clap::value_parser!(u32).range(1..=i64::from(MultiProbe::MAX_PROBES)))]
     probes: Option<u32>,
-    /// Most points the ring may hold (ring; default 16777216 = 2^24, at
-    /// most 268435456 = 2^28).
+    /// Most points the ring may hold (ring, ketama, nginx, envoy-ring,
+    /// cassandra; default 16777216 = 2^24, at most 268435456 = 2^28).
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=MAX_POINTS_CEILING))]
     max_points: Option<u64>,
+    /// Which client's ketama (ketama; default libmemcached). twemproxy's
+    /// default key hash is fnv1a64-twemproxy, the others' md5-le32.
+    #[arg(long, value_name = "NAME", value_parser = flavors())]
+    flavor: Option<Flavor>,
+    /// Envoy's min_ring_size (envoy-ring; default 1024, 1 to 8388608).
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=ENVOY_MAX_RING_SIZE))]
+    min_ring_size: Option<u64>,
+    /// Envoy's max_ring_size (envoy-ring; default and at most 8388608).
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=ENVOY_MAX_RING_SIZE))]
+    max_ring_size: Option<u64>,
+    /// Tokens per unit of weight of a node whose tokens the cluster file
+    /// does not list (cassandra; default 16).
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_VNODES)))]
+    num_tokens: Option<u32>,
+    /// Hash only the part of a key between these two characters, e.g. `{}`
+    /// puts user:{42}:a and user:{42}:b together (any algorithm;
+    /// twemproxy's hash_tag).
+    #[arg(long, value_name = "XY", value_parser = hash_tag)]
+    hash_tag: Option<HashTag>,
+}
+
+/// `--hash-tag`: two ASCII characters.
+fn hash_tag(text: &str) -> Result<HashTag, String> {
+    HashTag::new(text).map_err(|e| e.to_string())
 }
 
 /// Rings of more points than this take more than about a second to build.
@@ -69,30 +107,28 @@ impl ClusterArgs {
 
     /// The validated spec these options describe.
     fn spec(&self) -> Result<ClusterSpec, Failure> {
-        let mut spec = match (&self.cluster, &self.nodes) {
+        let (mut spec, file_names_hash) = match (&self.cluster, &self.nodes) {
             (Some(path), _) => read_file(path)?,
-            (None, Some(list)) => ClusterSpec::new(Algorithm::default(), parse_nodes(list)?)
-                .context("--nodes")
-                .map_err(Failure::data)?,
+            (None, Some(list)) => {
+                let spec = ClusterSpec::new(Algorithm::default(), parse_nodes(list)?)
+                    .context("--nodes")
+                    .map_err(Failure::data)?;
+                (spec, false)
+            }
             (None, None) => {
                 return Err(Failure::usage(anyhow!(
                     "give --cluster FILE or --nodes LIST"
                 )));
             }
         };
-        let params = &mut spec.params;
+        // The file's hash stands unless --algo changes the algorithm.
+        let mut keep_hash = file_names_hash;
         if let Some(algorithm) = self.algo.algo {
-            if self.cluster.is_none() || algorithm != spec.algorithm {
-                params.hash = algorithm.default_hash();
-            }
+            keep_hash &= algorithm == spec.algorithm;
             spec.algorithm = algorithm;
         }
-        if self.algo.hash.is_some() || self.algo.secret.is_some() {
-            let name = self.algo.hash.unwrap_or(params.hash.name());
-            params.hash = StableHash::from_name(name, self.algo.secret.as_deref())
-                .context("--hash/--secret")
-                .map_err(Failure::usage)?;
-        }
+        let algorithm = spec.algorithm;
+        let params = &mut spec.params;
         if let Some(vnodes) = self.vnodes {
             params.vnodes = vnodes;
         }
@@ -105,16 +141,44 @@ impl ClusterArgs {
         if let Some(max_points) = self.max_points {
             params.max_points = max_points;
         }
+        if let Some(flavor) = self.flavor {
+            params.flavor = flavor;
+        }
+        if let Some(size) = self.min_ring_size {
+            params.min_ring_size = size;
+        }
+        if let Some(size) = self.max_ring_size {
+            params.max_ring_size = size;
+        }
+        if let Some(tokens) = self.num_tokens {
+            params.num_tokens = tokens;
+        }
+        if !keep_hash {
+            params.hash = algorithm.default_hash_with(params);
+        }
+        if self.algo.hash.is_some() || self.algo.secret.is_some() {
+            let name = self.algo.hash.unwrap_or(params.hash.name());
+            params.hash = StableHash::from_name(name, self.algo.secret.as_deref())
+                .context("--hash/--secret")
+                .map_err(Failure::usage)?;
+        }
+        if let Some(tag) = self.hash_tag {
+            spec.hash_tag = Some(tag);
+        }
         Ok(spec)
     }
 
     /// The parameter options given on the command line, by parameter name.
-    fn given(&self) -> [(&'static str, bool); 4] {
+    fn given(&self) -> [(&'static str, bool); 8] {
         [
             ("vnodes", self.vnodes.is_some()),
             ("table_size", self.table_size.is_some()),
             ("probes", self.probes.is_some()),
             ("max_points", self.max_points.is_some()),
+            ("flavor", self.flavor.is_some()),
+            ("min_ring_size", self.min_ring_size.is_some()),
+            ("max_ring_size", self.max_ring_size.is_some()),
+            ("num_tokens", self.num_tokens.is_some()),
         ]
     }
 
@@ -125,6 +189,14 @@ impl ClusterArgs {
         let option = match &error {
             Error::InvalidParameter { parameter, .. } if *parameter == "hash" => {
                 (self.algo.algo.is_some() || self.algo.hash.is_some()).then_some("--algo/--hash")
+            }
+            // Envoy's two sizes are checked together (min <= max): either
+            // option can be the one at fault.
+            Error::InvalidParameter { parameter, .. }
+                if matches!(*parameter, "min_ring_size" | "max_ring_size") =>
+            {
+                (self.min_ring_size.is_some() || self.max_ring_size.is_some())
+                    .then_some("--min-ring-size/--max-ring-size")
             }
             Error::InvalidParameter { parameter, .. } => self
                 .given()
@@ -165,14 +237,19 @@ impl ClusterArgs {
     }
 }
 
-/// "only ring reads it", from the registry.
+/// "only ring reads it", "only ring, ketama and nginx read it", from the
+/// registry.
 fn read_by(param: &str) -> String {
     let readers: Vec<&str> = Algorithm::ALL
         .iter()
         .filter(|a| a.reads().contains(&param))
         .map(|a| a.name())
         .collect();
-    format!("only {} reads it", readers.join(" and "))
+    match readers.split_last() {
+        Some((last, [])) => format!("only {last} reads it"),
+        Some((last, rest)) => format!("only {} and {last} read it", rest.join(", ")),
+        None => "no algorithm reads it".into(),
+    }
 }
 
 /// A note on stderr before building a ring of more than
@@ -196,7 +273,8 @@ fn note_slow_build(spec: &ClusterSpec) {
     }
 }
 
-fn read_file(path: &PathBuf) -> Result<ClusterSpec, Failure> {
+/// The spec in the file at `path`, and whether the file names its hash.
+fn read_file(path: &PathBuf) -> Result<(ClusterSpec, bool), Failure> {
     let bytes = std::fs::read(path)
         .with_context(|| format!("cannot read cluster file {}", path.display()))
         .map_err(Failure::no_input)?;
@@ -208,9 +286,30 @@ fn read_file(path: &PathBuf) -> Result<ClusterSpec, Failure> {
             e.utf8_error().valid_up_to()
         ))
     })?;
-    ClusterSpec::from_toml(&text)
+    let spec = ClusterSpec::from_toml(&text)
         .with_context(|| format!("in {}", path.display()))
-        .map_err(Failure::data)
+        .map_err(Failure::data)?;
+    Ok((spec, names_hash(&text)))
+}
+
+/// Whether a valid cluster file sets the top-level key `hash` (a
+/// `hash = ...` line before the first table header; `[[nodes]]` have no
+/// `hash`). The spec does not say whether its hash was written or
+/// defaulted, and only a written one survives a `--flavor` that changes
+/// the default.
+fn names_hash(text: &str) -> bool {
+    for line in text.lines().map(str::trim_start) {
+        if line.starts_with('[') {
+            return false;
+        }
+        let rest = ["hash", "\"hash\"", "'hash'"]
+            .iter()
+            .find_map(|key| line.strip_prefix(key));
+        if rest.is_some_and(|rest| rest.trim_start().starts_with('=')) {
+            return true;
+        }
+    }
+    false
 }
 
 /// Parses `a,b=2,c=0.5@zone-1`.
@@ -251,4 +350,21 @@ fn parse_node(position: usize, item: &str) -> Result<Node, Failure> {
     let mut node = Node::new(name).weight(weight);
     node.zone = zone.map(str::to_owned);
     Ok(node)
+}
+
+/// The algorithms whose placement is a ring of points (`as_ring`), from
+/// the registry: each is built once over one node. For error messages.
+pub fn ring_shaped() -> Vec<&'static str> {
+    Algorithm::ALL
+        .iter()
+        .filter(|&&a| {
+            let params = ringwise::Params {
+                hash: a.default_hash(),
+                ..ringwise::Params::DEFAULT
+            };
+            AnyPlacement::build(a, vec![Node::new("probe")], &params)
+                .is_ok_and(|p| p.as_ring().is_some())
+        })
+        .map(|a| a.name())
+        .collect()
 }

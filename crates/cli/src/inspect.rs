@@ -5,9 +5,15 @@
 //! 1,000,000 sample keys `inspect:0..` through the cluster's key hash, a
 //! block of keys per batch call ([`Keyed::owners_into`]).
 //!
+//! The header names the algorithm's settings (ketama's flavour, Envoy's
+//! ring sizes, Cassandra's `num_tokens`) and how the peer writes a point:
+//! 32-bit for ketama and nginx, signed 64-bit tokens for cassandra, 64-bit
+//! otherwise. `--points` lists every point of a ring-shaped placement in
+//! that form, in ring order (`nodetool ring`, a ketama continuum dump).
+//!
 //! Both agree with real lookups for every algorithm and hash the core
-//! accepts (a ring with `fnv1a64` gets a warning: its keys' shares depend
-//! on the key set), where the one hash whose values do not spread over a ring,
+//! accepts (a ring-shaped placement with `fnv1a64` or `fnv1a64-twemproxy`
+//! gets a warning: its keys' shares depend on the key set), where the one hash whose values do not spread over a ring,
 //! `redis-crc16`, is refused for every algorithm but `slots`. Text output
 //! rounds, and switches to scientific notation for numbers too small or
 //! too large to read (a node of weight 1e-6 next to one of 1e6).
@@ -15,10 +21,13 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use ringwise::{AnyPlacement, Keyed, Placement, RingStats, StableHash};
+use anyhow::anyhow;
+use ringwise::{
+    Algorithm, AnyPlacement, ClusterSpec, Keyed, Placement, RingStats, RingView, StableHash, Width,
+};
 
 use crate::Failure;
-use crate::cluster::ClusterArgs;
+use crate::cluster::{ClusterArgs, ring_shaped};
 use crate::format::{Format, JSON_VERSION, Json, readable, write_json};
 
 #[derive(Debug, clap::Args)]
@@ -29,24 +38,39 @@ pub struct Args {
     #[arg(long, default_value_t = Format::Text,
           value_parser = Format::parser(&[Format::Text, Format::Json]))]
     format: Format,
+    /// List the ring's points in ring order as `POINT<TAB>NODE` lines (JSON:
+    /// a `"ring"` array of [point, node]), each point as the peer writes
+    /// it (32-bit for ketama and nginx, a signed token for cassandra); for
+    /// ring-shaped algorithms only.
+    #[arg(long)]
+    points: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let (spec, keyed) = args.cluster.build()?;
     // The ring's exact view, asked for once.
     let ring = keyed.placement().as_ring();
-    let fnv = [StableHash::Fnv1a64, StableHash::Fnv1a64Twemproxy];
-    if ring.is_some() && fnv.contains(&spec.params.hash) {
+    if args.points && ring.is_none() {
+        return Err(Failure::usage(anyhow!(
+            "--points: {} has no ring of points; the ring-shaped algorithms are {}",
+            spec.algorithm,
+            ring_shaped().join(", ")
+        )));
+    }
+    let fnv = matches!(
+        spec.params.hash,
+        StableHash::Fnv1a64 | StableHash::Fnv1a64Twemproxy
+    );
+    if ring.is_some() && fnv {
         // FNV-1a does not spread keys that differ in their last bytes
         // (`key-1`, `key-2`...) evenly over the 64-bit space, and how
         // unevenly depends on the key set (4 nodes: a node with 8.9 % of
         // the arcs got 11 % of `key-0..20000`), so no share printed here
         // can hold for every key set.
-        // twemproxy's 32-bit `fnv1a_64` (its default) is worse still.
         eprintln!(
             "ringwise: warning: {} does not spread similar keys evenly over a ring: \
              real keys may get shares several points away from these arcs; prefer xxh3 \
-             (or, for twemproxy, hash: md5)",
+             unless a peer's placement must be matched",
             spec.params.hash
         );
     }
@@ -68,17 +92,98 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 })
             })
             .collect();
-        let doc = serde_json::json!({
+        let mut doc = serde_json::json!({
             "version": JSON_VERSION,
             "algorithm": spec.algorithm.to_string(), "hash": spec.params.hash.name(),
             "vnodes": spec.params.vnodes, "points": points, "nodes": nodes,
             "exact": ring.is_some(),
             "max": stats.max, "min": stats.min, "spread": stats.spread,
+            "width": ring.map(|r| width_name(r.width())),
         });
+        for (name, value) in settings(&spec) {
+            doc[name] = value;
+        }
+        if let Some(ring) = ring.filter(|_| args.points) {
+            let names = keyed.placement().nodes();
+            let list: Vec<_> = ring
+                .points()
+                .map(|(p, id)| serde_json::json!([native(ring, p), names.name(id)]))
+                .collect();
+            doc["ring"] = list.into();
+        }
         return write_json(&mut out, &doc, Json::Line).map_err(Failure::io);
     }
-    out.write_all(table(&spec, points, ring.is_some(), &stats).as_bytes())
+    if let Some(ring) = ring.filter(|_| args.points) {
+        return write_points(&keyed, ring).map_err(Failure::io);
+    }
+    out.write_all(table(&spec, ring, points, &stats).as_bytes())
         .map_err(Failure::io)
+}
+
+/// A point as the peer writes it; every width fits `i64` or `u64`.
+fn native(ring: &dyn RingView, point: u64) -> serde_json::Value {
+    let value = ring.width().native(point);
+    match (i64::try_from(value), u64::try_from(value)) {
+        (Ok(v), _) => v.into(),
+        (_, Ok(v)) => v.into(),
+        _ => value.to_string().into(),
+    }
+}
+
+/// `--points` as text: `POINT<TAB>NODE` in ring order.
+fn write_points(keyed: &Keyed<AnyPlacement>, ring: &dyn RingView) -> std::io::Result<()> {
+    let names = keyed.placement().nodes();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for (point, id) in ring.points() {
+        let name = names.name(id).unwrap_or_default();
+        writeln!(out, "{}\t{name}", ring.width().native(point))?;
+    }
+    out.flush()
+}
+
+/// How a width is named in JSON.
+fn width_name(width: Width) -> &'static str {
+    match width {
+        Width::U32 => "u32",
+        Width::I64 => "i64",
+        _ => "u64",
+    }
+}
+
+/// How a width is named in the text header.
+fn width_words(width: Width) -> &'static str {
+    match width {
+        Width::U32 => "32-bit points",
+        Width::I64 => "signed 64-bit tokens",
+        _ => "64-bit points",
+    }
+}
+
+/// The settings the algorithm reads besides the hash and the point budget,
+/// by their cluster-file names: `vnodes` (ring), `table_size` (maglev),
+/// `probes` (multiprobe), `flavor` (ketama), `min_ring_size` and
+/// `max_ring_size` (envoy-ring), `num_tokens` (cassandra, unless every node
+/// lists its tokens).
+fn settings(spec: &ClusterSpec) -> Vec<(&'static str, serde_json::Value)> {
+    let p = &spec.params;
+    let all_listed = spec.nodes.iter().all(|n| spec.layout.contains_key(&n.name));
+    spec.algorithm
+        .reads()
+        .iter()
+        .filter_map(|&name| {
+            let value: serde_json::Value = match name {
+                "vnodes" => p.vnodes.into(),
+                "table_size" => p.table_size.into(),
+                "probes" => p.probes.into(),
+                "flavor" => p.flavor.name().into(),
+                "min_ring_size" => p.min_ring_size.into(),
+                "max_ring_size" => p.max_ring_size.into(),
+                "num_tokens" if !all_listed => p.num_tokens.into(),
+                _ => return None,
+            };
+            Some((name, value))
+        })
+        .collect()
 }
 
 const SAMPLE: u64 = 1_000_000;
@@ -107,7 +212,12 @@ fn sampled(keyed: &Keyed<AnyPlacement>) -> RingStats {
     RingStats::from_shares(nodes, &[], &shares)
 }
 
-fn table(spec: &ringwise::ClusterSpec, points: usize, exact: bool, stats: &RingStats) -> String {
+fn table(
+    spec: &ClusterSpec,
+    ring: Option<&dyn RingView>,
+    points: usize,
+    stats: &RingStats,
+) -> String {
     let width = stats
         .nodes
         .iter()
@@ -115,14 +225,24 @@ fn table(spec: &ringwise::ClusterSpec, points: usize, exact: bool, stats: &RingS
         .max()
         .unwrap_or(4)
         .max(4);
+    // `ketama (twemproxy)`, then the other settings, then the point width.
+    let mut about = spec.algorithm.to_string();
+    let mut details = String::new();
+    for (name, value) in settings(spec) {
+        match (spec.algorithm, name) {
+            (Algorithm::Ketama, "flavor") => about += &format!(" ({})", spec.params.flavor),
+            _ => details += &format!(", {name} {value}"),
+        }
+    }
+    if let Some(ring) = ring {
+        details += &format!(", {}", width_words(ring.width()));
+    }
     let mut out = format!(
-        "algorithm {}, hash {}, vnodes {}: {} nodes, {} points{}\n",
-        spec.algorithm,
+        "algorithm {about}, hash {}{details}: {} nodes, {} points{}\n",
         spec.params.hash,
-        spec.params.vnodes,
         stats.nodes.len(),
         points,
-        if !exact {
+        if ring.is_none() {
             " (shares sampled on 1,000,000 keys)"
         } else {
             ""

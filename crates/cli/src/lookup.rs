@@ -1,20 +1,17 @@
 //! `ringwise lookup`: the owner (or replica list) of each key.
 //!
-//! Keys come from the arguments or, with none, from stdin one per line. Keys
-//! are bytes: a trailing `\n` or `\r\n` is not part of the key, anything else
-//! is. Keys are read in blocks of [`BLOCK`]; with one replica per key (the
+//! Keys come from the arguments or, with none, from stdin one per line, read
+//! and streamed by the [`crate::keys`] code `token` shares. Keys are read in
+//! blocks of [`BLOCK`]; with one replica per key (the
 //! common case) a block is resolved by one batch call,
 //! [`Keyed::owners_into`], which overlaps the placement's memory reads.
 //! Output is buffered and written as it goes: every lookup succeeds once the
 //! cluster is valid, so an error can only come before the first line or
 //! from I/O.
 //!
-//! Streaming: whenever the keys read so far are all the input has ready
-//! (the reader's buffer is empty, so the next read may wait), the pending
-//! keys are answered and the output flushed before that read. A program
-//! that writes a key and waits for its answer gets it at once, while input
-//! that streams in fast still goes in blocks of [`BLOCK`] keys, flushed
-//! once per 64 KiB read. `--line-buffered` flushes after every key.
+//! Streaming (see [`crate::keys`]): answers are flushed whenever the input
+//! has no more keys ready, so a program that writes a key and waits gets
+//! its answer at once. `--line-buffered` flushes after every key.
 //! `--epsilon` must see every key first and answers at the end.
 //!
 //! Text output escapes the key's `\`, tab, newline and carriage return as
@@ -22,28 +19,29 @@
 //! other bytes pass through. JSON lines carry keys losslessly (`key_hex`
 //! for keys that are not UTF-8).
 
-use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
+use std::io::{self, Write};
 
 use anyhow::anyhow;
 use ringwise::{AnyPlacement, Bounded, Keyed, NodeId, NodeTable, Placement, RingView};
 use serde::Serialize;
 
 use crate::Failure;
-use crate::cluster::ClusterArgs;
+use crate::cluster::{ClusterArgs, ring_shaped};
 use crate::format::{Format, JSON_VERSION, Json, write_json};
-
-/// Keys read and resolved together.
-const BLOCK: usize = 1024;
+use crate::keys::{self, BLOCK, Keys, hex, write_escaped};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
     cluster: ClusterArgs,
-    /// Number of distinct nodes to list per key, in preference order.
+    /// Number of distinct nodes to list per key, in preference order (on
+    /// cassandra: SimpleStrategy's replicas, the next distinct nodes
+    /// clockwise).
     #[arg(long, value_name = "R", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     replicas: u32,
-    /// Prefer replicas in zones not used yet (nodes need `zone`s).
+    /// Prefer replicas in zones not used yet (nodes need `zone`s; ring,
+    /// ketama, nginx, envoy-ring and cassandra).
     #[arg(long)]
     zones: bool,
     /// Bounded loads: place the given keys (all of them are read first) so
@@ -64,6 +62,16 @@ pub struct Args {
     keys: Vec<String>,
 }
 
+impl Args {
+    /// Where the keys come from.
+    fn keys(&self) -> Keys<'_> {
+        Keys {
+            args: &self.keys,
+            line_buffered: self.line_buffered,
+        }
+    }
+}
+
 pub fn run(args: Args) -> Result<(), Failure> {
     // One read of the cluster file: the placement and its epsilon.
     let (spec, keyed) = args.cluster.build()?;
@@ -75,7 +83,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         true => Some(keyed.placement().as_ring().ok_or_else(|| {
             let algorithm = keyed.placement().algorithm();
             Failure::usage(anyhow!(
-                "--zones: zone-aware replicas exist for the ring only, not for {algorithm}"
+                "--zones: zone-aware replicas exist for the ring-shaped algorithms only ({}), \
+                 not for {algorithm}",
+                ring_shaped().join(", ")
             ))
         })?),
         false => None,
@@ -86,15 +96,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
              order; give zones as NAME@ZONE or `zone = \"...\"`"
         );
     }
-    if args.keys.is_empty() && io::stdin().is_terminal() {
-        eprintln!("ringwise: reading keys from stdin, one per line; Ctrl-D to end");
-    }
-    let stdout = io::stdout();
+    args.keys().prompt();
     let mut out = Printer {
         nodes: keyed.placement().nodes(),
         format: args.format,
         list_replicas: args.replicas > 1,
-        out: BufWriter::with_capacity(1 << 16, stdout.lock()),
+        out: keys::stdout(),
     };
     if let Some(epsilon) = args.epsilon.or(spec.epsilon) {
         if args.replicas > 1 || args.zones {
@@ -114,13 +121,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
 /// One owner per key, a block of keys per batch call.
 fn owners(keyed: &Keyed<AnyPlacement>, args: &Args, out: &mut Printer<'_>) -> Result<(), Failure> {
     let mut owners = Vec::with_capacity(BLOCK);
-    for_each_block(args, |block, flush| {
-        keyed.owners_into(block, &mut owners);
-        for (key, &owner) in block.iter().zip(&owners) {
-            out.print(key, &[owner])?;
-        }
-        out.flush_if(flush)
-    })
+    args.keys()
+        .for_each_block(|block, flush| {
+            keyed.owners_into(block, &mut owners);
+            for (key, &owner) in block.iter().zip(&owners) {
+                out.print(key, &[owner])?;
+            }
+            keys::flush_if(&mut out.out, flush)
+        })
+        .map_err(Failure::io)
 }
 
 /// `--replicas R` nodes per key, zone-aware on a ring with `--zones`.
@@ -132,16 +141,18 @@ fn replicas(
 ) -> Result<(), Failure> {
     let r = args.replicas as usize;
     let mut ids = Vec::with_capacity(r);
-    for_each_block(args, |block, flush| {
-        for key in block {
-            match zoned {
-                Some(ring) => ring.zoned_replicas_into(keyed.hash(key), r, &mut ids),
-                None => keyed.replicas_into(key, r, &mut ids),
+    args.keys()
+        .for_each_block(|block, flush| {
+            for key in block {
+                match zoned {
+                    Some(ring) => ring.zoned_replicas_into(keyed.hash(key), r, &mut ids),
+                    None => keyed.replicas_into(key, r, &mut ids),
+                }
+                out.print(key, &ids)?;
             }
-            out.print(key, &ids)?;
-        }
-        out.flush_if(flush)
-    })
+            keys::flush_if(&mut out.out, flush)
+        })
+        .map_err(Failure::io)
 }
 
 /// `--epsilon`: reads every key, assigns them with bounded loads, prints
@@ -154,10 +165,12 @@ fn bounded(
 ) -> Result<(), Failure> {
     let bounded = Bounded::new(keyed.placement().clone(), epsilon).map_err(Failure::usage)?;
     let mut keys: Vec<Vec<u8>> = Vec::new();
-    for_each_block(args, |block, _| {
-        keys.extend_from_slice(block);
-        Ok(())
-    })?;
+    args.keys()
+        .for_each_block(|block, _| {
+            keys.extend_from_slice(block);
+            Ok::<(), io::Error>(())
+        })
+        .map_err(Failure::io)?;
     let hashes: Vec<u64> = keys.iter().map(|k| keyed.hash(k)).collect();
     let owners = bounded.assign(&hashes);
     for (key, owner) in keys.iter().zip(owners) {
@@ -166,70 +179,13 @@ fn bounded(
     Ok(())
 }
 
-/// Calls `visit` with the keys in blocks of at most [`BLOCK`]: the
-/// arguments, or stdin's lines without their line ends. Its second
-/// argument says "flush after this block": the input has no more keys
-/// ready (or `--line-buffered`), so answers must not wait in a buffer.
-fn for_each_block(
-    args: &Args,
-    mut visit: impl FnMut(&[Vec<u8>], bool) -> io::Result<()>,
-) -> Result<(), Failure> {
-    if !args.keys.is_empty() {
-        let keys: Vec<Vec<u8>> = args.keys.iter().map(|k| k.as_bytes().to_vec()).collect();
-        return keys
-            .chunks(BLOCK)
-            .try_for_each(|block| visit(block, false))
-            .map_err(Failure::io);
-    }
-    let stdin = io::stdin();
-    let mut input = io::BufReader::with_capacity(1 << 16, stdin.lock());
-    // The line buffers are reused from block to block.
-    let mut block: Vec<Vec<u8>> = Vec::with_capacity(BLOCK);
-    let mut len = 0;
-    loop {
-        if len == block.len() {
-            block.push(Vec::with_capacity(64));
-        }
-        let line = &mut block[len];
-        line.clear();
-        match input.read_until(b'\n', line) {
-            Ok(0) => break,
-            Ok(_) => strip_newline(line),
-            Err(e) => {
-                // The keys before the failure are still answered.
-                visit(&block[..len], true).map_err(Failure::io)?;
-                return Err(Failure::io(e));
-            }
-        }
-        len += 1;
-        // Nothing left in the buffer: the next read goes to the OS and may
-        // wait for the writer, which may be waiting for these answers.
-        let idle = args.line_buffered || input.buffer().is_empty();
-        if len == BLOCK || idle {
-            visit(&block[..len], idle).map_err(Failure::io)?;
-            len = 0;
-        }
-    }
-    visit(&block[..len], true).map_err(Failure::io)
-}
-
-/// Drops a trailing `\n`, then a trailing `\r`.
-fn strip_newline(line: &mut Vec<u8>) {
-    if line.last() == Some(&b'\n') {
-        line.pop();
-    }
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-}
-
 /// Writes one key with its nodes in the chosen format.
 struct Printer<'a> {
     nodes: &'a NodeTable,
     format: Format,
     /// JSON lines carry `"replicas"` when more than one was asked for.
     list_replicas: bool,
-    out: BufWriter<io::StdoutLock<'static>>,
+    out: keys::Out,
 }
 
 /// A JSON line: `{"key": ..., "node": ...}`, plus `"replicas"` when more
@@ -265,14 +221,6 @@ impl Printer<'_> {
         self.out.write_all(b"\n")
     }
 
-    /// Flushes the output when `flush` is set.
-    fn flush_if(&mut self, flush: bool) -> io::Result<()> {
-        match flush {
-            true => self.out.flush(),
-            false => Ok(()),
-        }
-    }
-
     fn json(&mut self, key: &[u8], ids: &[NodeId]) -> io::Result<()> {
         let names = ids.iter().filter_map(|&id| self.nodes.name(id));
         let text = std::str::from_utf8(key).ok();
@@ -285,29 +233,4 @@ impl Printer<'_> {
         };
         write_json(&mut self.out, &line, Json::Line)
     }
-}
-
-/// Writes `bytes` with `\\`, tab, newline and CR escaped, so that tabs
-/// and newlines in the output only ever separate fields and lines. Runs of
-/// plain bytes go out in one write.
-fn write_escaped(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
-    let mut rest = bytes;
-    while let Some(at) = rest
-        .iter()
-        .position(|b| matches!(b, b'\\' | b'\t' | b'\n' | b'\r'))
-    {
-        out.write_all(&rest[..at])?;
-        out.write_all(match rest[at] {
-            b'\\' => b"\\\\",
-            b'\t' => b"\\t",
-            b'\n' => b"\\n",
-            _ => b"\\r",
-        })?;
-        rest = &rest[at + 1..];
-    }
-    out.write_all(rest)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

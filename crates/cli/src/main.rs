@@ -16,7 +16,8 @@
 //!   every bad `simulate` option;
 //! - 65 (EX_DATAERR): invalid cluster: a bad node or weight in `--nodes`,
 //!   anything wrong in the cluster file (`epsilon = 0`, a bad name, a file
-//!   that is not UTF-8...), a ring over its point budget;
+//!   that is not UTF-8...), a ring over its point budget; for `token
+//!   --composite`, a key whose column is over 65535 bytes;
 //! - 66 (EX_NOINPUT): the cluster file cannot be read;
 //! - 74 (EX_IOERR): reading keys, writing results or writing charts failed.
 
@@ -24,8 +25,10 @@ mod algo;
 mod cluster;
 mod format;
 mod inspect;
+mod keys;
 mod lookup;
 mod simulate;
+mod token;
 
 use std::io::ErrorKind;
 use std::process::ExitCode;
@@ -62,6 +65,10 @@ enum Command {
     /// Run the seed article's experiments: keys moved, spread, failure, cost.
     #[command(after_help = EXIT_CODES)]
     Simulate(simulate::Args),
+    /// Print the Cassandra (Murmur3Partitioner) token of each key: one
+    /// Murmur3 per key, O(key length).
+    #[command(after_help = EXIT_CODES)]
+    Token(token::Args),
     /// Print a shell completion script, e.g.
     /// `ringwise completions bash > /etc/bash_completion.d/ringwise`.
     Completions {
@@ -121,12 +128,20 @@ impl Failure {
     }
 }
 
+/// Reading keys or writing results failed (for code generic over its error).
+impl From<std::io::Error> for Failure {
+    fn from(error: std::io::Error) -> Self {
+        Failure::io(error)
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Lookup(args) => lookup::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Simulate(args) => simulate::run(args),
+        Command::Token(args) => token::run(args),
         Command::Completions { shell } => completions(shell),
         Command::Man => man(),
     };

@@ -1,15 +1,23 @@
 //! `ringwise simulate`: the seed article's experiments (see `ringwise-sim`).
+//!
+//! Every algorithm runs them, the compatibility flavours (ketama, nginx,
+//! envoy-ring, cassandra) included, with their default parameters (the
+//! experiments take no `--flavor` and the like). Without `--hash` keys go
+//! through the article's md5, except on the compatibility flavours, whose
+//! keys go through their peer's own key hash (md5-le32, crc32, xxh64,
+//! murmur3-cassandra), as their clients hash them.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
-use ringwise::StableHash;
+use ringwise::{Algorithm, Params, StableHash};
 use ringwise_sim::{Config, Experiment, Progress, Quiet};
 
 use crate::Failure;
 use crate::algo::AlgoArgs;
+use crate::cluster::ring_shaped;
 use crate::format::{Format, Json, Versioned, write_json};
 
 #[derive(Debug, clap::Args)]
@@ -18,8 +26,8 @@ use crate::format::{Format, Json, Versioned, write_json};
         .default_value(Config::default().algo.name())
         .help("Placement algorithm of the ring experiments")),
     mut_arg("hash", |a| a
-        .default_value(Config::default().hash.name())
-        .help("Hash of keys, points and rendezvous scores (the article: md5)")),
+        .help("Hash of keys, points and rendezvous scores [default: md5, the article's; \
+               ketama, nginx, envoy-ring, cassandra: their peer's key hash]")),
 )]
 pub struct Args {
     #[command(flatten)]
@@ -160,10 +168,10 @@ impl Args {
     fn config(&self) -> Result<Config, Failure> {
         let usage =
             |option: &str, message: String| Failure::usage(anyhow!("--{option}: {message}"));
-        // Clap fills in the article's algorithm and hash when none is given.
+        // Clap fills in the article's algorithm when none is given.
         let defaults = Config::default();
         let algo = self.algo.algo.unwrap_or(defaults.algo);
-        let hash_name = self.algo.hash.unwrap_or(defaults.hash.name());
+        let hash_name = self.algo.hash.unwrap_or_else(|| default_hash(algo).name());
         let hash = StableHash::from_name(hash_name, self.algo.secret.as_deref())
             .map_err(|e| usage("hash", e.to_string()))?;
         algo.check_hash(hash)
@@ -211,6 +219,17 @@ impl Args {
             epsilon: self.epsilon,
             data_bytes: ringwise_sim::cost::parse_size(&self.data).map_err(|m| usage("data", m))?,
         })
+    }
+}
+
+/// The key hash without `--hash`: the article's md5, or the peer's key
+/// hash for a compatibility flavour (a ring-shaped algorithm other than the
+/// ring itself: ketama, nginx, envoy-ring, cassandra).
+fn default_hash(algo: Algorithm) -> StableHash {
+    let flavour = algo != Algorithm::Ring && ring_shaped().contains(&algo.name());
+    match flavour {
+        true => algo.default_hash_with(&Params::DEFAULT),
+        false => Config::default().hash,
     }
 }
 

@@ -4,6 +4,7 @@
 mod support;
 
 mod cli;
+mod compat_cli;
 mod issue8;
 mod simulate;
 mod simulate_peer;

@@ -1,0 +1,132 @@
+//! Keys in, one line per key out: the reading, escaping and flushing that
+//! `lookup` and `token` share, so both stream the same way.
+//!
+//! Keys come from the arguments or, with none, from stdin one per line.
+//! Keys are bytes: a trailing `\n` or `\r\n` is not part of the key,
+//! anything else is. They are handed out in blocks of at most [`BLOCK`],
+//! with the line buffers reused from block to block.
+//!
+//! Streaming: whenever the keys read so far are all the input has ready
+//! (the reader's buffer is empty, so the next read may wait), the pending
+//! keys are answered and the output flushed before that read. A program
+//! that writes a key and waits for its answer gets it at once, while input
+//! that streams in fast still goes in blocks of [`BLOCK`] keys, flushed
+//! once per 64 KiB read. `--line-buffered` flushes after every key.
+
+use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
+
+/// Keys read and answered together.
+pub const BLOCK: usize = 1024;
+
+/// The buffered stdout every key-per-line command writes to.
+pub type Out = BufWriter<io::StdoutLock<'static>>;
+
+/// Stdout behind a 64 KiB buffer.
+pub fn stdout() -> Out {
+    BufWriter::with_capacity(1 << 16, io::stdout().lock())
+}
+
+/// Flushes `out` when `flush` is set (the input has no more keys ready).
+pub fn flush_if(out: &mut Out, flush: bool) -> io::Result<()> {
+    match flush {
+        true => out.flush(),
+        false => Ok(()),
+    }
+}
+
+/// Where keys come from.
+#[derive(Debug, Clone, Copy)]
+pub struct Keys<'a> {
+    /// The keys on the command line; empty means stdin.
+    pub args: &'a [String],
+    /// Flush after every key read from stdin.
+    pub line_buffered: bool,
+}
+
+impl Keys<'_> {
+    /// Tells a person at a terminal that keys are read from stdin.
+    pub fn prompt(&self) {
+        if self.args.is_empty() && io::stdin().is_terminal() {
+            eprintln!("ringwise: reading keys from stdin, one per line; Ctrl-D to end");
+        }
+    }
+
+    /// Calls `visit` with the keys in blocks of at most [`BLOCK`]: the
+    /// arguments, or stdin's lines without their line ends. Its second
+    /// argument says "flush after this block": the input has no more keys
+    /// ready (or `--line-buffered`), so answers must not wait in a buffer.
+    /// A read error comes after the keys before it were visited.
+    pub fn for_each_block<E: From<io::Error>>(
+        &self,
+        mut visit: impl FnMut(&[Vec<u8>], bool) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if !self.args.is_empty() {
+            let keys: Vec<Vec<u8>> = self.args.iter().map(|k| k.as_bytes().to_vec()).collect();
+            return keys.chunks(BLOCK).try_for_each(|block| visit(block, false));
+        }
+        let stdin = io::stdin();
+        let mut input = io::BufReader::with_capacity(1 << 16, stdin.lock());
+        let mut block: Vec<Vec<u8>> = Vec::with_capacity(BLOCK);
+        let mut len = 0;
+        loop {
+            if len == block.len() {
+                block.push(Vec::with_capacity(64));
+            }
+            let line = &mut block[len];
+            line.clear();
+            match input.read_until(b'\n', line) {
+                Ok(0) => break,
+                Ok(_) => strip_newline(line),
+                Err(e) => {
+                    visit(&block[..len], true)?;
+                    return Err(e.into());
+                }
+            }
+            len += 1;
+            // Nothing left in the buffer: the next read goes to the OS and
+            // may wait for the writer, which may be waiting for these answers.
+            let idle = self.line_buffered || input.buffer().is_empty();
+            if len == BLOCK || idle {
+                visit(&block[..len], idle)?;
+                len = 0;
+            }
+        }
+        visit(&block[..len], true)
+    }
+}
+
+/// Drops a trailing `\n`, then a trailing `\r`.
+fn strip_newline(line: &mut Vec<u8>) {
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+}
+
+/// Writes `bytes` with `\\`, tab, newline and CR escaped, so that tabs
+/// and newlines in the output only ever separate fields and lines. Runs of
+/// plain bytes go out in one write.
+pub fn write_escaped(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    let mut rest = bytes;
+    while let Some(at) = rest
+        .iter()
+        .position(|b| matches!(b, b'\\' | b'\t' | b'\n' | b'\r'))
+    {
+        out.write_all(&rest[..at])?;
+        out.write_all(match rest[at] {
+            b'\\' => b"\\\\",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            _ => b"\\r",
+        })?;
+        rest = &rest[at + 1..];
+    }
+    out.write_all(rest)
+}
+
+/// Lowercase hex of `bytes` (JSON's `key_hex` for keys that are not UTF-8).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

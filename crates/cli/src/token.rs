@@ -1,0 +1,160 @@
+//! `ringwise token`: the Cassandra token of each partition key.
+//!
+//! The token is what Cassandra's `Murmur3Partitioner` gives the key's
+//! bytes (MurmurHash3 x64_128 with Cassandra's sign-extension quirk,
+//! [`ringwise::cassandra_token`]), a signed 64-bit number as `nodetool ring`
+//! and `SELECT token(...)` print it. `--composite SEP` splits each key at
+//! SEP into the columns of a composite partition key and serializes them as
+//! Cassandra does ([`ringwise::composite_partition_key`]) before hashing.
+//!
+//! Keys come and answers go exactly as in `lookup` (the shared
+//! [`crate::keys`] code): arguments or stdin lines, `KEY<TAB>TOKEN` text
+//! lines with the same escaping, or JSON lines `{"version":1,"key":..,
+//! "token":..}` (`key_hex` for keys that are not UTF-8), flushed whenever
+//! the input has no more keys ready.
+//!
+//! Cost: one Murmur3 pass per key, O(key length); nothing is allocated per
+//! key beyond the output, except with `--composite`, which builds the
+//! serialized key (key length + 3 bytes per column) once per key.
+
+use std::io::{self, Write};
+
+use anyhow::anyhow;
+use clap::builder::NonEmptyStringValueParser;
+use ringwise::{cassandra_token, composite_partition_key};
+use serde::Serialize;
+
+use crate::Failure;
+use crate::format::{Format, JSON_VERSION, Json, write_json};
+use crate::keys::{self, Keys, hex, write_escaped};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Split each key at SEP into the columns of a composite partition key,
+    /// e.g. `--composite :` makes `user:42` the key ("user", "42"); each
+    /// column holds at most 65535 bytes. A key without SEP is one column.
+    #[arg(long, value_name = "SEP", value_parser = NonEmptyStringValueParser::new())]
+    composite: Option<String>,
+    /// Flush the output after every key (by default it is flushed whenever
+    /// the input has no more keys ready).
+    #[arg(long)]
+    line_buffered: bool,
+    /// Output: `KEY<TAB>TOKEN` lines (tab, newline, CR and backslash in
+    /// keys escaped as \t \n \r \\), or one JSON object per line.
+    #[arg(long, default_value_t = Format::Text,
+          value_parser = Format::parser(&[Format::Text, Format::Json]))]
+    format: Format,
+    /// Partition keys; with none, read keys from stdin, one per line.
+    keys: Vec<String>,
+}
+
+/// A JSON line, `"version"` first as in every JSON output.
+#[derive(Serialize)]
+struct JsonLine<'a> {
+    version: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key_hex: Option<String>,
+    token: i64,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let source = Keys {
+        args: &args.keys,
+        line_buffered: args.line_buffered,
+    };
+    source.prompt();
+    let separator = args.composite.as_deref().map(str::as_bytes);
+    let mut out = keys::stdout();
+    // Keys counted from 1, for the error that names one.
+    let mut number = 0u64;
+    let result = source.for_each_block(|block, flush| {
+        for key in block {
+            number += 1;
+            let token = match separator {
+                None => cassandra_token(key),
+                Some(separator) => composite_token(key, separator, number)?,
+            };
+            print(&mut out, args.format, key, token).map_err(Failure::io)?;
+        }
+        keys::flush_if(&mut out, flush).map_err(Failure::io)
+    });
+    // The tokens before a bad key are written before its error.
+    let flushed = out.flush().map_err(Failure::io);
+    result.and(flushed)
+}
+
+/// The token of `key` split at `separator` into a composite partition key.
+fn composite_token(key: &[u8], separator: &[u8], number: u64) -> Result<i64, Failure> {
+    let columns = split(key, separator);
+    let serialized = composite_partition_key(&columns).ok_or_else(|| {
+        let (column, long) = columns
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.len() > usize::from(u16::MAX))
+            .map_or((0, 0), |(i, c)| (i + 1, c.len()));
+        Failure::data(anyhow!(
+            "key {number} ({}): column {column} of the composite key is {long} bytes; \
+             Cassandra serializes a column's length in 16 bits, so each holds at most \
+             65535 bytes",
+            preview(key)
+        ))
+    })?;
+    Ok(cassandra_token(&serialized))
+}
+
+/// `key` split at every `separator` (not empty).
+fn split<'k>(key: &'k [u8], separator: &[u8]) -> Vec<&'k [u8]> {
+    let mut columns = Vec::new();
+    let mut rest = key;
+    while let Some(at) = rest
+        .windows(separator.len())
+        .position(|window| window == separator)
+    {
+        columns.push(&rest[..at]);
+        rest = &rest[at + separator.len()..];
+    }
+    columns.push(rest);
+    columns
+}
+
+/// The start of a key for an error message, escaped like the output.
+fn preview(key: &[u8]) -> String {
+    const SHOWN: usize = 40;
+    let mut text = Vec::new();
+    let _ = write_escaped(&mut text, &key[..key.len().min(SHOWN)]);
+    let text = String::from_utf8_lossy(&text);
+    match key.len() > SHOWN {
+        true => format!("{text:?}... of {} bytes", key.len()),
+        false => format!("{text:?}"),
+    }
+}
+
+/// One `KEY<TAB>TOKEN` line, or one JSON line.
+fn print(out: &mut keys::Out, format: Format, key: &[u8], token: i64) -> io::Result<()> {
+    if format == Format::Json {
+        let text = std::str::from_utf8(key).ok();
+        let line = JsonLine {
+            version: JSON_VERSION,
+            key: text,
+            key_hex: text.is_none().then(|| hex(key)),
+            token,
+        };
+        return write_json(out, &line, Json::Line);
+    }
+    write_escaped(out, key)?;
+    writeln!(out, "\t{token}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_at_every_separator() {
+        assert_eq!(split(b"user:42", b":"), [&b"user"[..], b"42"]);
+        assert_eq!(split(b"a::b::", b"::"), [&b"a"[..], b"b", b""]);
+        assert_eq!(split(b"plain", b":"), [&b"plain"[..]]);
+    }
+}
