@@ -60,7 +60,7 @@ impl Tokens {
                 algorithm: "cassandra",
                 parameter: "num_tokens",
                 value: num_tokens.to_string(),
-                expected: "from 1 to 100000 tokens per node (Cassandra's default is 16)",
+                expected: "from 1 to 1000000 tokens per node (Cassandra's default is 16)",
             });
         }
         Ok(Tokens { num_tokens })
