@@ -31,7 +31,7 @@ use super::process::{Guard, free_port};
 use super::{Rng, assert_agree, cluster_file, random_keys, ringwise_lookup, run_python_peer};
 use crate::support::TempDir;
 
-const SEED: u64 = 0x6E67_696E_78;
+const SEED: u64 = 0x006E_6769_6E78;
 const LISTS: usize = 3;
 const KEYS: usize = 3_000;
 /// Keys routed twice, to see that nginx's answers are stable.

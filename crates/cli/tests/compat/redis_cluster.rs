@@ -25,7 +25,7 @@ use super::process::{Guard, free_port, scratch_dir};
 use super::{Rng, assert_agree, cluster_file, random_keys, ringwise_lookup};
 use crate::support::TempDir;
 
-const SEED: u64 = 0x736C_6F74_73;
+const SEED: u64 = 0x0073_6C6F_7473;
 const TABLES: usize = 3;
 const NODES: usize = 3;
 const SLOTS: u16 = 16_384;
