@@ -14,13 +14,20 @@ pub fn ringwise(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("ringwise runs");
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(stdin)
-        .expect("stdin written");
-    child.wait_with_output().expect("ringwise exits")
+    // Written by a thread while this one reads the output: ringwise
+    // answers as it reads, so a large input written first would fill the
+    // pipes both ways and wait forever.
+    let mut input = child.stdin.take().expect("piped stdin");
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || input.write_all(stdin));
+        let output = child.wait_with_output().expect("ringwise exits");
+        // A ringwise that exits early (a rejected cluster file) closes its
+        // stdin: its status and stderr say why, not the broken pipe.
+        match writer.join().expect("the stdin writer") {
+            Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => panic!("stdin: {err}"),
+            _ => output,
+        }
+    })
 }
 
 /// Runs `ringwise simulate ARGS`.

@@ -4,7 +4,8 @@
 //! part of the build). The slow and external tests are modules here too:
 //! libtest runs them in parallel with the rest, and each says in its module
 //! docs what it starts (`seed_peer` runs python3, `redis_slots` a real
-//! `redis-server`, `article` hashes 1,000,000 keys). Filter by module path,
+//! `redis-server`, `cassandra_peer` cassandra-driver in the venv of
+//! `scripts/install-test-deps`, `article` hashes 1,000,000 keys). Filter by module path,
 //! e.g. `cargo test -p ringwise --test tests jump_properties::`.
 //!
 //! `heap_bytes` is checked in its own binary, `memory.rs`, because it needs
@@ -20,6 +21,7 @@ mod support;
 
 mod article;
 mod bounded;
+mod cassandra_peer;
 mod cluster_file;
 mod compat_vectors;
 mod conformance;

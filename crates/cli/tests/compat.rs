@@ -1,0 +1,213 @@
+//! Issue 9's proof from the peer side: `ringwise lookup` and `ringwise
+//! token` on cluster files against the real programs whose placements they
+//! claim to reproduce, key by key, with 100 % agreement required.
+//!
+//! - `ketama`: libmemcached's C API (weighted ketama and spymemcached
+//!   modes; a small C program, `peers/libmemcached_ketama.c`, compiled at
+//!   run time) and uhashring (`peers/uhashring_ketama.py`);
+//! - `nginx`: a real nginx routing `hash $http_x_key consistent;` to
+//!   backends that name themselves;
+//! - `redis_cluster`: three `redis-server --cluster-enabled yes` nodes with
+//!   an explicit random slot table, asked `GET key` and read by `-MOVED`;
+//! - `cassandra`: cassandra-driver's Murmur3 token function
+//!   (`peers/cassandra_murmur3.py`) against `ringwise token`.
+//!
+//! Server lists, slot tables and keys come from a seeded generator; the
+//! answers come from the peers, never from tables in this file. Keys are
+//! printable ASCII without whitespace or backslash (so each is one line,
+//! echoed unescaped by `lookup`) and some non-ASCII UTF-8.
+//!
+//! The peers are installed by `scripts/install-test-deps` (Debian: nginx,
+//! redis-server, libmemcached-dev and a C compiler; PyPI: a venv at
+//! `target/peers-venv`). A missing one fails its test with that hint: these
+//! tests are never skipped. Every server a test starts is killed by its pid
+//! when the test ends, however it ends (`process::Guard`).
+
+#[path = "../../ringwise/tests/support/process.rs"]
+mod process;
+
+mod cassandra;
+mod ketama;
+mod nginx;
+mod redis_cluster;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::{assert_success, ringwise, stdout};
+
+const INSTALL_HINT: &str = "run scripts/install-test-deps; these tests are never skipped";
+
+/// Mismatches shown when a peer and ringwise disagree.
+const SHOWN: usize = 10;
+
+/// SplitMix64: a small seeded generator, enough for test inputs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (the modulo bias is irrelevant here).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn between(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below(hi - lo + 1)
+    }
+}
+
+/// `n` distinct keys of 1 to 40 characters: nine in ten printable ASCII
+/// without space or backslash, the rest with non-ASCII characters (two-,
+/// three- and four-byte UTF-8) among ASCII ones.
+fn random_keys(rng: &mut Rng, n: usize) -> Vec<String> {
+    const WIDE: [char; 8] = ['é', 'ß', 'ё', 'λ', '日', '本', '€', '🦀'];
+    let mut seen = std::collections::HashSet::new();
+    let mut keys = Vec::with_capacity(n);
+    while keys.len() < n {
+        let wide = rng.below(10) == 0;
+        let key: String = (0..rng.between(1, 40))
+            .map(|_| match wide && rng.below(3) == 0 {
+                true => WIDE[rng.below(WIDE.len())],
+                false => loop {
+                    let c = char::from(b'!' + rng.below(94) as u8);
+                    if c != '\\' {
+                        break c;
+                    }
+                },
+            })
+            .collect();
+        if seen.insert(key.clone()) {
+            keys.push(key);
+        }
+    }
+    keys
+}
+
+/// The repository's root.
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A peer program's source under `tests/peers/`.
+fn peer_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers")
+        .join(name)
+}
+
+/// The python of the peers' venv, `target/peers-venv`.
+fn peer_python() -> PathBuf {
+    let python = repo_root().join("target/peers-venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: {INSTALL_HINT}",
+        python.display()
+    );
+    python
+}
+
+/// Runs `command` with `keys`, one a line, as its stdin (through a file in
+/// `dir`), and returns its stdout's lines.
+fn run_peer(command: &mut Command, dir: &Path, keys: &[String]) -> Vec<String> {
+    let input = dir.join("peer-input");
+    std::fs::write(&input, lines(keys)).expect("write the peer's input");
+    command.stdin(File::open(&input).expect("open the peer's input"));
+    let out = process::output(command, INSTALL_HINT);
+    String::from_utf8(out)
+        .expect("the peer prints UTF-8")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Runs a python peer script from `tests/peers/` with `args`.
+fn run_python_peer(script: &str, args: &[&Path], dir: &Path, keys: &[String]) -> Vec<String> {
+    let mut command = Command::new(peer_python());
+    command.arg(peer_file(script)).args(args);
+    run_peer(&mut command, dir, keys)
+}
+
+fn lines(keys: &[String]) -> String {
+    keys.iter().map(|k| format!("{k}\n")).collect()
+}
+
+/// A cluster file: `header` (the top-level keys), then one `[[nodes]]`
+/// table per `(name, extra)` in order, `extra` being more `key = value`
+/// lines of that node (its weight, its slots).
+fn cluster_file(header: &str, nodes: &[(String, String)]) -> String {
+    let mut toml = format!("{header}\n");
+    for (name, extra) in nodes {
+        toml.push_str(&format!("\n[[nodes]]\nname = \"{name}\"\n{extra}\n"));
+    }
+    toml
+}
+
+/// `ringwise lookup --cluster FILE` on `keys` from stdin: the node of each
+/// key, checking that the lines come back as `KEY<TAB>NODE` in order.
+fn ringwise_lookup(cluster: &Path, keys: &[String]) -> Vec<String> {
+    let path = cluster.to_str().expect("utf-8 path");
+    let out = ringwise(&["lookup", "--cluster", path], lines(keys).as_bytes());
+    assert_success(&out);
+    answers("lookup", keys, &stdout(&out))
+}
+
+/// `ringwise token` on `keys` from stdin: the token of each key, as text.
+fn ringwise_token(keys: &[String]) -> Vec<String> {
+    let out = ringwise(&["token"], lines(keys).as_bytes());
+    assert_success(&out);
+    answers("token", keys, &stdout(&out))
+}
+
+/// The second field of each `KEY<TAB>VALUE` line, checking the keys.
+fn answers(command: &str, keys: &[String], text: &str) -> Vec<String> {
+    let rows: Vec<(&str, &str)> = text
+        .lines()
+        .map(|line| {
+            line.split_once('\t')
+                .unwrap_or_else(|| panic!("`ringwise {command}` printed {line:?}"))
+        })
+        .collect();
+    assert_eq!(
+        rows.len(),
+        keys.len(),
+        "`ringwise {command}`: one line a key"
+    );
+    for (row, key) in rows.iter().zip(keys) {
+        assert_eq!(row.0, key, "`ringwise {command}` echoes the keys in order");
+    }
+    rows.into_iter()
+        .map(|(_, value)| value.to_owned())
+        .collect()
+}
+
+/// Asserts that the peer and ringwise answer every key alike; if not,
+/// shows how many differ and the first few with both answers.
+#[track_caller]
+fn assert_agree(what: &str, keys: &[String], peer: &[String], ours: &[String]) {
+    assert_eq!(peer.len(), keys.len(), "{what}: the peer answers every key");
+    let differ: Vec<_> = keys
+        .iter()
+        .zip(peer.iter().zip(ours))
+        .filter(|(_, (p, o))| p != o)
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "{what}: {} of {} keys differ; first ones (key, peer, ringwise):\n{}",
+        differ.len(),
+        keys.len(),
+        differ
+            .iter()
+            .take(SHOWN)
+            .map(|(k, (p, o))| format!("  {k:?}\t{p}\t{o}\n"))
+            .collect::<String>()
+    );
+}

@@ -1,0 +1,295 @@
+//! Slots with an explicit table against a real Redis Cluster.
+//!
+//! For each of three random slot tables (all 16,384 slots in 2 to 24
+//! ranges, single slots among them, dealt to three nodes) the test starts
+//! three `redis-server --cluster-enabled yes` nodes on free loopback ports
+//! (config, data and log in scratch directories, persistence off; each
+//! killed by its pid when the test ends, however it ends), gives each its
+//! ranges with `CLUSTER ADDSLOTSRANGE`, joins them with `CLUSTER MEET` and
+//! waits until every node says `cluster_state:ok`. Then it sends `GET key`
+//! for 10,000 keys to the first node: a nil reply means that node owns the
+//! key, `-MOVED slot host:port` names the owner. The `MOVED` slot must
+//! belong to that owner in the table (so the cluster holds the table the
+//! test meant), and `ringwise lookup` on a cluster file with the same table
+//! must name the same owner for every key.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use super::process::{Guard, free_port, scratch_dir};
+use super::{Rng, assert_agree, cluster_file, random_keys, ringwise_lookup};
+use crate::support::TempDir;
+
+const SEED: u64 = 0x0073_6C6F_7473;
+const TABLES: usize = 3;
+const NODES: usize = 3;
+const SLOTS: u16 = 16_384;
+const KEYS: usize = 10_000;
+const BATCH: usize = 1_000;
+const READY_WITHIN: Duration = Duration::from_secs(20);
+const INSTALL_HINT: &str = "run scripts/install-test-deps (it installs the Debian package \
+                            `redis-server`); this test is never skipped";
+
+/// Inclusive slot ranges per node.
+type Table = Vec<Vec<(u16, u16)>>;
+
+/// All slots cut into 2 to 24 ranges (some of one slot), dealt at random
+/// to the nodes, each node getting at least one.
+fn random_table(rng: &mut Rng) -> Table {
+    let mut cuts = vec![0, SLOTS];
+    for _ in 0..rng.between(1, 23) {
+        let cut = rng.between(1, usize::from(SLOTS) - 2) as u16;
+        cuts.push(cut);
+        if rng.below(4) == 0 {
+            cuts.push(cut + 1);
+        }
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut table = vec![Vec::new(); NODES];
+    for (i, pair) in cuts.windows(2).enumerate() {
+        let node = match i < NODES {
+            true => i,
+            false => rng.below(NODES),
+        };
+        table[node].push((pair[0], pair[1] - 1));
+    }
+    table
+}
+
+/// A running node; dropping it kills the process and removes its
+/// directory (the [`Guard`] does).
+struct Node {
+    process: Guard,
+    port: u16,
+}
+
+impl Node {
+    fn spawn() -> Node {
+        let dir = scratch_dir("ringwise-redis-cluster");
+        let log = File::create(dir.join("redis.log")).expect("create the log file");
+        let port = free_port();
+        let mut command = Command::new("redis-server");
+        command
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--cluster-enabled", "yes", "--cluster-config-file"])
+            .arg(dir.join("nodes.conf"))
+            .arg("--dir")
+            .arg(&dir)
+            .args(["--save", "", "--appendonly", "no"])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("clone the log handle"))
+            .stderr(log);
+        Node {
+            process: Guard::spawn(&mut command, dir, INSTALL_HINT),
+            port,
+        }
+    }
+
+    fn name(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn connect(&self) -> std::io::Result<Connection> {
+        let stream = TcpStream::connect(("127.0.0.1", self.port))?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        Ok(Connection {
+            reader: BufReader::new(stream.try_clone()?),
+            stream,
+        })
+    }
+
+    /// A connection once the node answers PING.
+    fn ready(&mut self, deadline: Instant) -> Result<Connection, String> {
+        loop {
+            if let Some(status) = self.process.exited() {
+                return Err(format!("redis-server exited ({status}): {}", self.log()));
+            }
+            if let Ok(mut conn) = self.connect()
+                && conn.command(&[b"PING"]).is_ok_and(|r| r == "PONG")
+            {
+                return Ok(conn);
+            }
+            if Instant::now() > deadline {
+                return Err(format!("no PONG: {}", self.log()));
+            }
+            sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.process.dir().join("redis.log")).unwrap_or_default()
+    }
+}
+
+struct Connection {
+    stream: TcpStream,
+    reader: BufReader<TcpStream>,
+}
+
+impl Connection {
+    /// Sends one command and returns its reply (see [`Connection::reply`]).
+    fn command(&mut self, args: &[&[u8]]) -> std::io::Result<String> {
+        self.stream.write_all(&encode(args))?;
+        self.reply()
+    }
+
+    /// Sends a command that must answer `+OK`.
+    fn ok(&mut self, args: &[&[u8]]) {
+        let reply = self.command(args).expect("a reply");
+        assert_eq!(reply, "OK", "{:?}", String::from_utf8_lossy(&args.concat()));
+    }
+
+    /// A simple reply or error without its `+`/`-`, an integer with its
+    /// `:`, a bulk string's text, or `nil`.
+    fn reply(&mut self) -> std::io::Result<String> {
+        let mut line = String::new();
+        self.reader.read_line(&mut line)?;
+        let line = line.trim_end_matches("\r\n");
+        Ok(match line.split_at(1.min(line.len())) {
+            ("+" | "-", text) => text.to_owned(),
+            ("$", "-1") => "nil".to_owned(),
+            ("$", length) => {
+                let length: usize = length.parse().expect("a bulk length");
+                let mut bulk = vec![0; length + 2];
+                self.reader.read_exact(&mut bulk)?;
+                String::from_utf8_lossy(&bulk[..length]).into_owned()
+            }
+            _ => line.to_owned(),
+        })
+    }
+}
+
+/// A RESP array of bulk strings.
+fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Three nodes holding `table`, once every node says `cluster_state:ok`;
+/// a connection to the first.
+fn start(table: &Table) -> (Vec<Node>, Connection) {
+    let mut nodes: Vec<Node> = (0..NODES).map(|_| Node::spawn()).collect();
+    let deadline = Instant::now() + READY_WITHIN;
+    let mut conns: Vec<Connection> = nodes
+        .iter_mut()
+        .map(|node| node.ready(deadline).unwrap_or_else(|why| panic!("{why}")))
+        .collect();
+    for (i, (conn, ranges)) in conns.iter_mut().zip(table).enumerate() {
+        // Distinct epochs, as redis-cli --cluster create gives them.
+        conn.ok(&[
+            b"CLUSTER",
+            b"SET-CONFIG-EPOCH",
+            (i + 1).to_string().as_bytes(),
+        ]);
+        let bounds: Vec<String> = ranges
+            .iter()
+            .flat_map(|(a, b)| [a.to_string(), b.to_string()])
+            .collect();
+        let mut args: Vec<&[u8]> = vec![b"CLUSTER", b"ADDSLOTSRANGE"];
+        args.extend(bounds.iter().map(|b| b.as_bytes()));
+        conn.ok(&args);
+    }
+    for node in &nodes[1..] {
+        let port = node.port.to_string();
+        conns[0].ok(&[b"CLUSTER", b"MEET", b"127.0.0.1", port.as_bytes()]);
+    }
+    for (conn, node) in conns.iter_mut().zip(&nodes) {
+        loop {
+            let info = conn.command(&[b"CLUSTER", b"INFO"]).expect("CLUSTER INFO");
+            if info.contains("cluster_state:ok") {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} is not ok within {READY_WITHIN:?}:\n{info}\n{}",
+                node.name(),
+                node.log()
+            );
+            sleep(Duration::from_millis(50));
+        }
+    }
+    let first = conns.swap_remove(0);
+    (nodes, first)
+}
+
+/// The owner of each key by the cluster: `GET key` on the first node,
+/// pipelined. Checks each `MOVED` slot against `table`.
+fn owners(conn: &mut Connection, nodes: &[Node], table: &Table, keys: &[String]) -> Vec<String> {
+    let mut owners = Vec::with_capacity(keys.len());
+    for batch in keys.chunks(BATCH) {
+        let requests: Vec<u8> = batch
+            .iter()
+            .flat_map(|key| encode(&[b"GET", key.as_bytes()]))
+            .collect();
+        conn.stream.write_all(&requests).expect("send a batch");
+        for key in batch {
+            let reply = conn.reply().expect("a reply");
+            let owner = match reply.strip_prefix("MOVED ") {
+                None if reply == "nil" => nodes[0].name(),
+                None => panic!("key {key:?}: unexpected reply {reply:?}"),
+                Some(moved) => {
+                    let (slot, owner) = moved.split_once(' ').expect("MOVED slot host:port");
+                    let slot: u16 = slot.parse().expect("a slot");
+                    let node = nodes.iter().position(|n| n.name() == owner);
+                    let held = node
+                        .is_some_and(|n| table[n].iter().any(|&(a, b)| (a..=b).contains(&slot)));
+                    assert!(held, "key {key:?}: {owner} holds slot {slot} in {table:?}");
+                    owner.to_owned()
+                }
+            };
+            owners.push(owner);
+        }
+    }
+    owners
+}
+
+fn slot_list(ranges: &[(u16, u16)]) -> String {
+    let items: Vec<String> = ranges
+        .iter()
+        .map(|&(a, b)| match a == b {
+            true => format!("\"{a}\""),
+            false => format!("\"{a}-{b}\""),
+        })
+        .collect();
+    format!("slots = [{}]", items.join(", "))
+}
+
+#[test]
+fn redis_cluster_slot_table_agrees() {
+    let dir = TempDir::create("compat-redis");
+    let mut rng = Rng(SEED);
+    for t in 0..TABLES {
+        let table = random_table(&mut rng);
+        let keys = random_keys(&mut rng, KEYS);
+        let (nodes, mut conn) = start(&table);
+        let theirs = owners(&mut conn, &nodes, &table, &keys);
+        let file: Vec<_> = nodes
+            .iter()
+            .zip(&table)
+            .map(|(node, ranges)| (node.name(), slot_list(ranges)))
+            .collect();
+        let cluster = dir.write(
+            "cluster.toml",
+            &cluster_file("algorithm = \"slots\"", &file),
+        );
+        let ours = ringwise_lookup(Path::new(&cluster), &keys);
+        assert_agree(
+            &format!("redis cluster, table {t}: {file:?}"),
+            &keys,
+            &theirs,
+            &ours,
+        );
+        drop(nodes);
+    }
+}
