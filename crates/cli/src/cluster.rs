@@ -20,15 +20,12 @@ use std::path::PathBuf;
 use anyhow::{Context, anyhow};
 use clap::Args;
 use ringwise::{
-    Algorithm, AnyPlacement, ClusterSpec, Error, Flavor, HashTag, Keyed, MAX_POINTS_CEILING,
-    MAX_VNODES, MultiProbe, Node, StableHash, point_count,
+    Algorithm, AnyPlacement, ClusterSpec, Error, HashTag, Keyed, MAX_POINTS_CEILING, MAX_VNODES,
+    MultiProbe, Node, StableHash, point_count,
 };
 
 use crate::Failure;
-use crate::algo::{AlgoArgs, flavors};
-
-/// Envoy's largest ring (`max_ring_size`'s default and limit).
-const ENVOY_MAX_RING_SIZE: u64 = 8_388_608;
+use crate::algo::{AlgoArgs, FlavorArgs};
 
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -61,23 +58,8 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=MAX_POINTS_CEILING))]
     max_points: Option<u64>,
-    /// Which client's ketama (ketama; default libmemcached). twemproxy's
-    /// default key hash is fnv1a64-twemproxy, the others' md5-le32.
-    #[arg(long, value_name = "NAME", value_parser = flavors())]
-    flavor: Option<Flavor>,
-    /// Envoy's min_ring_size (envoy-ring; default 1024, 1 to 8388608).
-    #[arg(long, value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..=ENVOY_MAX_RING_SIZE))]
-    min_ring_size: Option<u64>,
-    /// Envoy's max_ring_size (envoy-ring; default and at most 8388608).
-    #[arg(long, value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..=ENVOY_MAX_RING_SIZE))]
-    max_ring_size: Option<u64>,
-    /// Tokens per unit of weight of a node whose tokens the cluster file
-    /// does not list (cassandra; default 16).
-    #[arg(long, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_VNODES)))]
-    num_tokens: Option<u32>,
+    #[command(flatten)]
+    flavors: FlavorArgs,
     /// Hash only the part of a key between these two characters, e.g. `{}`
     /// puts user:{42}:a and user:{42}:b together (any algorithm;
     /// twemproxy's hash_tag).
@@ -141,18 +123,7 @@ impl ClusterArgs {
         if let Some(max_points) = self.max_points {
             params.max_points = max_points;
         }
-        if let Some(flavor) = self.flavor {
-            params.flavor = flavor;
-        }
-        if let Some(size) = self.min_ring_size {
-            params.min_ring_size = size;
-        }
-        if let Some(size) = self.max_ring_size {
-            params.max_ring_size = size;
-        }
-        if let Some(tokens) = self.num_tokens {
-            params.num_tokens = tokens;
-        }
+        self.flavors.apply(params);
         if !keep_hash {
             params.hash = algorithm.default_hash_with(params);
         }
@@ -170,15 +141,16 @@ impl ClusterArgs {
 
     /// The parameter options given on the command line, by parameter name.
     fn given(&self) -> [(&'static str, bool); 8] {
+        let [flavor, min, max, tokens] = self.flavors.given();
         [
             ("vnodes", self.vnodes.is_some()),
             ("table_size", self.table_size.is_some()),
             ("probes", self.probes.is_some()),
             ("max_points", self.max_points.is_some()),
-            ("flavor", self.flavor.is_some()),
-            ("min_ring_size", self.min_ring_size.is_some()),
-            ("max_ring_size", self.max_ring_size.is_some()),
-            ("num_tokens", self.num_tokens.is_some()),
+            flavor,
+            min,
+            max,
+            tokens,
         ]
     }
 
@@ -195,7 +167,8 @@ impl ClusterArgs {
             Error::InvalidParameter { parameter, .. }
                 if matches!(*parameter, "min_ring_size" | "max_ring_size") =>
             {
-                (self.min_ring_size.is_some() || self.max_ring_size.is_some())
+                self.flavors
+                    .ring_size_given()
                     .then_some("--min-ring-size/--max-ring-size")
             }
             Error::InvalidParameter { parameter, .. } => self

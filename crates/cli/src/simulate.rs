@@ -1,11 +1,12 @@
 //! `ringwise simulate`: the seed article's experiments (see `ringwise-sim`).
 //!
 //! Every algorithm runs them, the compatibility flavours (ketama, nginx,
-//! envoy-ring, cassandra) included, with their default parameters (the
-//! experiments take no `--flavor` and the like). Without `--hash` keys go
-//! through the article's md5, except on the compatibility flavours, whose
-//! keys go through their peer's own key hash (md5-le32, crc32, xxh64,
-//! murmur3-cassandra), as their clients hash them.
+//! envoy-ring, cassandra) included, with `--flavor`, `--min-ring-size`,
+//! `--max-ring-size` and `--num-tokens` as in `lookup`. Without `--hash`
+//! keys go through the article's md5, except on the compatibility flavours,
+//! whose keys go through their peer's own key hash (md5-le32, crc32, xxh64,
+//! murmur3-cassandra; twemproxy's fnv1a64-twemproxy), as their clients hash
+//! them.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -16,7 +17,7 @@ use ringwise::{Algorithm, Params, StableHash};
 use ringwise_sim::{Config, Experiment, Progress, Quiet};
 
 use crate::Failure;
-use crate::algo::AlgoArgs;
+use crate::algo::{AlgoArgs, FlavorArgs};
 use crate::cluster::ring_shaped;
 use crate::format::{Format, Json, Versioned, write_json};
 
@@ -32,6 +33,8 @@ use crate::format::{Format, Json, Versioned, write_json};
 pub struct Args {
     #[command(flatten)]
     algo: AlgoArgs,
+    #[command(flatten)]
+    flavors: FlavorArgs,
     /// Keys user:0 .. user:{KEYS-1}.
     #[arg(long, default_value_t = 1_000_000)]
     keys: u64,
@@ -171,7 +174,17 @@ impl Args {
         // Clap fills in the article's algorithm when none is given.
         let defaults = Config::default();
         let algo = self.algo.algo.unwrap_or(defaults.algo);
-        let hash_name = self.algo.hash.unwrap_or_else(|| default_hash(algo).name());
+        let mut params = Params::DEFAULT;
+        self.flavors.apply(&mut params);
+        if self.flavors.ring_size_given() {
+            // Checked together (min <= max), before any experiment runs.
+            ringwise::EnvoyRing::new(params.min_ring_size, params.max_ring_size)
+                .map_err(|e| usage("min-ring-size/--max-ring-size", e.to_string()))?;
+        }
+        let hash_name = self
+            .algo
+            .hash
+            .unwrap_or_else(|| default_hash(algo, &params).name());
         let hash = StableHash::from_name(hash_name, self.algo.secret.as_deref())
             .map_err(|e| usage("hash", e.to_string()))?;
         algo.check_hash(hash)
@@ -205,6 +218,7 @@ impl Args {
         Ok(Config {
             algo,
             hash,
+            params,
             keys: self.keys,
             nodes: self.nodes,
             vnodes: list("vnodes", &self.vnodes)?,
@@ -225,10 +239,10 @@ impl Args {
 /// The key hash without `--hash`: the article's md5, or the peer's key
 /// hash for a compatibility flavour (a ring-shaped algorithm other than the
 /// ring itself: ketama, nginx, envoy-ring, cassandra).
-fn default_hash(algo: Algorithm) -> StableHash {
+fn default_hash(algo: Algorithm, params: &Params) -> StableHash {
     let flavour = algo != Algorithm::Ring && ring_shaped().contains(&algo.name());
     match flavour {
-        true => algo.default_hash_with(&Params::DEFAULT),
+        true => algo.default_hash_with(params),
         false => Config::default().hash,
     }
 }

@@ -546,3 +546,71 @@ fn simulate_runs_on_the_flavours() {
         );
     }
 }
+
+/// `simulate` takes the flavours' parameters like `lookup`: the flavour
+/// changes the placement (and twemproxy's key hash), the report says
+/// which ran, and a bad pair of ring sizes is a usage error.
+#[test]
+fn simulate_takes_the_flavour_parameters() {
+    let run = |extra: &[&str]| {
+        let args = [
+            &["simulate", "--algo", "ketama", "--keys", "20000"][..],
+            &["--experiments", "single", "--format", "json"],
+            extra,
+        ]
+        .concat();
+        let out = ringwise(&args, b"");
+        assert_success(&out);
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).expect("json")
+    };
+    let libmemcached = run(&[]);
+    let twemproxy = run(&["--flavor", "twemproxy"]);
+    let uhashring = run(&["--flavor", "uhashring", "--hash", "md5-le32"]);
+    // spymemcached hashes "/node-0:11211-i" instead of "node-0-i".
+    let spy = run(&["--flavor", "spymemcached"]);
+    assert_eq!(
+        libmemcached["params"]["algorithm_params"]["flavor"],
+        "libmemcached"
+    );
+    assert_eq!(
+        twemproxy["params"]["algorithm_params"]["flavor"],
+        "twemproxy"
+    );
+    assert_eq!(twemproxy["params"]["hash"], "fnv1a64-twemproxy");
+    assert_eq!(uhashring["params"]["hash"], "md5-le32");
+    // Same keys and hash, another client's points: the figures differ.
+    // (uhashring's points are libmemcached's here: equal weights give both
+    // 40 groups, and they differ only for a key hash equal to a point.)
+    assert_ne!(libmemcached["single"], spy["single"]);
+    assert_eq!(libmemcached["single"], uhashring["single"]);
+    let text = ringwise(
+        &[
+            "simulate",
+            "--algo",
+            "ketama",
+            "--flavor",
+            "spymemcached",
+            "--keys",
+            "2000",
+            "--experiments",
+            "single",
+        ],
+        b"",
+    );
+    assert_success(&text);
+    assert!(stdout(&text).starts_with("ringwise simulate: algorithm ketama (spymemcached)"));
+    let bad = ringwise(
+        &[
+            "simulate",
+            "--algo",
+            "envoy-ring",
+            "--min-ring-size",
+            "100",
+            "--max-ring-size",
+            "10",
+        ],
+        b"",
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("min_ring_size = 100"));
+}

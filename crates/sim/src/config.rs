@@ -126,6 +126,11 @@ pub struct Config {
     /// Hash of keys, points and rendezvous scores (the article: md5).
     #[serde(serialize_with = "display")]
     pub hash: StableHash,
+    /// The algorithms' other parameters (ketama's `flavor`, envoy-ring's
+    /// ring sizes, cassandra's `num_tokens`, ...); `vnodes` and `hash` come
+    /// from the fields above. JSON shows the ones the algorithm reads.
+    #[serde(rename = "algorithm_params", serialize_with = "read_params")]
+    pub params: Params,
     /// Keys `user:0 .. user:{keys-1}`.
     pub keys: u64,
     /// Nodes before the change (the article: 10).
@@ -158,11 +163,24 @@ fn display<T: fmt::Display, S: serde::Serializer>(value: &T, s: S) -> Result<S::
     s.collect_str(value)
 }
 
+/// The flavour-like parameters as `{"flavor": "twemproxy", ...}`: every one,
+/// whichever algorithm runs (the comparison runs them all).
+fn read_params<S: serde::Serializer>(params: &Params, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(4))?;
+    map.serialize_entry("flavor", params.flavor.name())?;
+    map.serialize_entry("min_ring_size", &params.min_ring_size)?;
+    map.serialize_entry("max_ring_size", &params.max_ring_size)?;
+    map.serialize_entry("num_tokens", &params.num_tokens)?;
+    map.end()
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
             algo: Algorithm::Ring,
             hash: StableHash::Md5,
+            params: Params::DEFAULT,
             keys: 1_000_000,
             nodes: 10,
             vnodes: vec![1, 10, 100, 1000],
@@ -272,6 +290,15 @@ impl Config {
         Ok(())
     }
 
+    /// The algorithm as the report names it: `ketama (twemproxy)` for a
+    /// ketama flavour, the name otherwise.
+    pub fn algo_label(&self) -> String {
+        match self.algo {
+            Algorithm::Ketama => format!("{} ({})", self.algo, self.params.flavor),
+            algo => algo.to_string(),
+        }
+    }
+
     /// True when the configured algorithm places virtual nodes (only the
     /// ring does; the others ignore `vnodes`).
     pub fn uses_vnodes(&self) -> bool {
@@ -325,7 +352,7 @@ impl Config {
         let params = Params {
             vnodes,
             hash: self.hash,
-            ..Params::DEFAULT
+            ..self.params
         };
         AnyPlacement::build(algorithm, nodes, &params)
     }

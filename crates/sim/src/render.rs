@@ -15,7 +15,7 @@ pub fn text(report: &Report) -> String {
     let _ = writeln!(
         out,
         "ringwise simulate: algorithm {}, hash {}, {} keys user:0.., nodes node-0..node-{} (+ node-{})",
-        p.algo,
+        p.algo_label(),
         p.hash,
         thousands(p.keys),
         p.nodes - 1,

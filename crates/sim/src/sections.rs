@@ -87,7 +87,10 @@ fn single(report: &Report) -> Option<Section> {
 fn placement_name(p: &Config) -> String {
     match p.uses_vnodes() {
         true => "One ring".into(),
-        false => format!("{} (no virtual nodes: one row, vnodes ignored)", p.algo),
+        false => format!(
+            "{} (no virtual nodes: one row, vnodes ignored)",
+            p.algo_label()
+        ),
     }
 }
 
@@ -256,7 +259,9 @@ fn rendezvous(report: &Report) -> Option<Section> {
 fn cost(report: &Report) -> Option<Section> {
     let c = report.cost.as_ref()?;
     let measured_title = match c.measured_vnodes {
-        Some(_) if !report.params.uses_vnodes() => format!("measured ({})", report.params.algo),
+        Some(_) if !report.params.uses_vnodes() => {
+            format!("measured ({})", report.params.algo_label())
+        }
         Some(v) => format!("measured (ring at {v} vnodes)"),
         None => "measured (run modulo and single)".into(),
     };
