@@ -1,0 +1,185 @@
+//! The compatibility flavours' lookups (issue 9), each next to its key hash
+//! alone and, for nginx, next to the `pingora-ketama` crate (0.9.1, a Rust
+//! port of nginx's `hash $key consistent`) on the same servers and keys.
+//!
+//! Targets: ketama's lookup at most 25 ns above MD5 of the same key; nginx's
+//! lookup at most 25 ns per key including CRC32, next to pingora-ketama.
+//!
+//! Every lookup goes the way an application's does: `AnyPlacement::build`
+//! with `Params::DEFAULT` (libmemcached's ketama), then
+//! `Keyed::new(placement, algorithm.default_hash())`. Each iteration
+//! resolves all 4096 keys of a pre-built set, so criterion's time / 4096 is
+//! ns per key, and every row of a group sees the same keys. Before
+//! measuring, ringwise and pingora-ketama must pick the same server for
+//! every key. Run: `cargo bench -p ringwise --bench compat`.
+
+use std::hint::black_box;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
+use pingora_ketama::{Bucket, Continuum};
+use ringwise::{Algorithm, AnyPlacement, Keyed, Node, NodeId, Params, wire};
+
+/// Keys per iteration; the set is cycled whole by every row.
+const KEYS: usize = 4096;
+
+type Lookup = Keyed<AnyPlacement>;
+type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
+/// A group with a short run: the whole bench takes a few minutes.
+fn group<'a>(c: &'a mut Criterion, name: &str) -> Group<'a> {
+    let mut g = c.benchmark_group(name);
+    g.throughput(Throughput::Elements(KEYS as u64))
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(700))
+        .measurement_time(Duration::from_millis(2500));
+    g
+}
+
+fn lookup(algorithm: Algorithm, nodes: Vec<Node>) -> Lookup {
+    let placement = AnyPlacement::build(algorithm, nodes, &Params::DEFAULT).expect("valid nodes");
+    Keyed::new(placement, algorithm.default_hash())
+}
+
+/// The ringwise rows: `owner` one key at a time and `owners_into` on the
+/// whole set.
+fn ringwise_rows(g: &mut Group<'_>, keyed: &Lookup, keys: &[String]) {
+    g.bench_function("ringwise_owner", |b| {
+        b.iter(|| {
+            for key in keys {
+                black_box(keyed.owner(black_box(key)));
+            }
+        })
+    });
+    let mut out: Vec<NodeId> = Vec::with_capacity(keys.len());
+    g.bench_function("ringwise_owners_into", |b| {
+        b.iter(|| {
+            keyed.owners_into(black_box(keys), &mut out);
+            black_box(&out);
+        })
+    });
+}
+
+/// `10.0.1.N:11211`, weights 1, 2, 3, 5 in turn.
+fn ketama_nodes(servers: usize) -> Vec<Node> {
+    const WEIGHTS: [f64; 4] = [1.0, 2.0, 3.0, 5.0];
+    (1..=servers)
+        .map(|n| Node::new(format!("10.0.1.{n}:11211")).weight(WEIGHTS[n % WEIGHTS.len()]))
+        .collect()
+}
+
+fn ketama(c: &mut Criterion) {
+    let keys: Vec<String> = (0..KEYS).map(|i| format!("user:{i}")).collect();
+    for servers in [10, 100] {
+        let keyed = lookup(Algorithm::Ketama, ketama_nodes(servers));
+        let mut g = group(c, &format!("ketama_{servers}"));
+        g.bench_function("md5_le32_alone", |b| {
+            b.iter(|| {
+                for key in &keys {
+                    black_box(wire::md5_le32(black_box(key.as_bytes())));
+                }
+            })
+        });
+        ringwise_rows(&mut g, &keyed, &keys);
+        g.finish();
+    }
+}
+
+/// nginx-style request keys: `/` and 40 hex digits (a SplitMix64 stream,
+/// so the set is the same on every run).
+fn nginx_keys() -> Vec<String> {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    (0..KEYS)
+        .map(|_| {
+            let hex = format!("{:016x}{:016x}{:016x}", next(), next(), next());
+            format!("/{}", &hex[..40])
+        })
+        .collect()
+}
+
+/// `10.0.0.N:443`, all of `weight`: the servers both sides are built from.
+fn nginx_servers(servers: usize, weight: u32) -> Vec<(String, u32)> {
+    (1..=servers)
+        .map(|n| (format!("10.0.0.{n}:443"), weight))
+        .collect()
+}
+
+/// How many keys the two sides send to different servers, with the first
+/// few for the message.
+fn disagreements(ours: &Lookup, theirs: &Continuum, keys: &[String]) -> (usize, Vec<String>) {
+    let mut count = 0;
+    let mut first = Vec::new();
+    for key in keys {
+        let a = ours.locate(key).map(str::to_owned);
+        let b = theirs.node(key.as_bytes()).map(|addr| addr.to_string());
+        if a != b {
+            count += 1;
+            if first.len() < 5 {
+                first.push(format!("{key}: ringwise {a:?}, pingora-ketama {b:?}"));
+            }
+        }
+    }
+    (count, first)
+}
+
+fn nginx(c: &mut Criterion) {
+    let keys = nginx_keys();
+    // pingora-ketama's own test upstream (its nginx sample data), then ten
+    // servers of weight one.
+    let configs = [
+        ("nginx_9x100", nginx_servers(9, 100)),
+        ("nginx_10x1", nginx_servers(10, 1)),
+    ];
+    for (name, servers) in configs {
+        let nodes = servers
+            .iter()
+            .map(|(s, w)| Node::new(s.as_str()).weight(f64::from(*w)));
+        let keyed = lookup(Algorithm::Nginx, nodes.collect());
+        let buckets: Vec<Bucket> = servers
+            .iter()
+            .map(|(s, w)| Bucket::new(s.parse::<SocketAddr>().expect("an address"), *w))
+            .collect();
+        let theirs = Continuum::new(&buckets);
+        let (count, first) = disagreements(&keyed, &theirs, &keys);
+        assert_eq!(
+            count, 0,
+            "{name}: ringwise and pingora-ketama disagree: {first:#?}"
+        );
+        let mut g = group(c, name);
+        g.bench_function("crc32_alone", |b| {
+            b.iter(|| {
+                for key in &keys {
+                    black_box(wire::crc32(black_box(key.as_bytes())));
+                }
+            })
+        });
+        ringwise_rows(&mut g, &keyed, &keys);
+        g.bench_function("pingora_node", |b| {
+            b.iter(|| {
+                for key in &keys {
+                    black_box(theirs.node(black_box(key.as_bytes())));
+                }
+            })
+        });
+        g.bench_function("pingora_node_idx", |b| {
+            b.iter(|| {
+                for key in &keys {
+                    black_box(theirs.node_idx(black_box(key.as_bytes())));
+                }
+            })
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, ketama, nginx);
+criterion_main!(benches);
