@@ -15,10 +15,9 @@
 
 use std::hint::black_box;
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pingora_ketama::{Bucket, Continuum};
 use ringwise::{Algorithm, AnyPlacement, Keyed, Node, NodeId, Params, wire};
 
@@ -26,16 +25,41 @@ use ringwise::{Algorithm, AnyPlacement, Keyed, Node, NodeId, Params, wire};
 const KEYS: usize = 4096;
 
 type Lookup = Keyed<AnyPlacement>;
-type Group<'a> = BenchmarkGroup<'a, WallTime>;
 
-/// A group with a short run: the whole bench takes a few minutes.
-fn group<'a>(c: &'a mut Criterion, name: &str) -> Group<'a> {
+/// One row of a group: its name and one pass over all the keys.
+type Row<'a> = (&'static str, Box<dyn FnMut() + 'a>);
+
+/// Rounds of the side-by-side pass.
+const ROUNDS: usize = 101;
+
+/// Measures `rows` twice. First side by side: every round runs each row
+/// once over all the keys, rows alternated, and the minimum and median over
+/// the rounds are printed (on a shared, loaded host the minimum is the
+/// round nothing preempted). Then with criterion, one row after another,
+/// in a short run, so that the whole bench takes a few minutes.
+fn measure(c: &mut Criterion, name: &str, mut rows: Vec<Row<'_>>) {
+    let mut times = vec![Vec::with_capacity(ROUNDS); rows.len()];
+    for _ in 0..ROUNDS {
+        for ((_, pass), times) in rows.iter_mut().zip(&mut times) {
+            let start = Instant::now();
+            pass();
+            times.push(start.elapsed().as_secs_f64() * 1e9 / KEYS as f64);
+        }
+    }
+    for ((row, _), times) in rows.iter().zip(&mut times) {
+        times.sort_by(f64::total_cmp);
+        let (min, median) = (times[0], times[ROUNDS / 2]);
+        println!("side by side {name}/{row}: min {min:.1} ns/key, median {median:.1}");
+    }
     let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Elements(KEYS as u64))
         .sample_size(20)
         .warm_up_time(Duration::from_millis(700))
         .measurement_time(Duration::from_millis(2500));
-    g
+    for (row, pass) in &mut rows {
+        g.bench_function(*row, |b| b.iter(&mut *pass));
+    }
+    g.finish();
 }
 
 fn lookup(algorithm: Algorithm, nodes: Vec<Node>) -> Lookup {
@@ -43,23 +67,38 @@ fn lookup(algorithm: Algorithm, nodes: Vec<Node>) -> Lookup {
     Keyed::new(placement, algorithm.default_hash())
 }
 
-/// The ringwise rows: `owner` one key at a time and `owners_into` on the
+/// A row hashing every key with `hash` alone (a function item, not a
+/// pointer, so that it is inlined as in the lookup).
+fn hash_row<'a>(
+    name: &'static str,
+    hash: impl Fn(&[u8]) -> u32 + 'a,
+    keys: &'a [String],
+) -> Row<'a> {
+    let pass = move || {
+        for key in keys {
+            black_box(hash(black_box(key.as_bytes())));
+        }
+    };
+    (name, Box::new(pass))
+}
+
+/// The ringwise rows: `owner` one key at a time, and `owners_into` on the
 /// whole set.
-fn ringwise_rows(g: &mut Group<'_>, keyed: &Lookup, keys: &[String]) {
-    g.bench_function("ringwise_owner", |b| {
-        b.iter(|| {
-            for key in keys {
-                black_box(keyed.owner(black_box(key)));
-            }
-        })
-    });
+fn ringwise_rows<'a>(keyed: &'a Lookup, keys: &'a [String]) -> [Row<'a>; 2] {
+    let one = move || {
+        for key in keys {
+            black_box(keyed.owner(black_box(key)));
+        }
+    };
     let mut out: Vec<NodeId> = Vec::with_capacity(keys.len());
-    g.bench_function("ringwise_owners_into", |b| {
-        b.iter(|| {
-            keyed.owners_into(black_box(keys), &mut out);
-            black_box(&out);
-        })
-    });
+    let batch = move || {
+        keyed.owners_into(black_box(keys), &mut out);
+        black_box(&out);
+    };
+    [
+        ("ringwise_owner", Box::new(one)),
+        ("ringwise_owners_into", Box::new(batch)),
+    ]
 }
 
 /// `10.0.1.N:11211`, weights 1, 2, 3, 5 in turn.
@@ -74,16 +113,9 @@ fn ketama(c: &mut Criterion) {
     let keys: Vec<String> = (0..KEYS).map(|i| format!("user:{i}")).collect();
     for servers in [10, 100] {
         let keyed = lookup(Algorithm::Ketama, ketama_nodes(servers));
-        let mut g = group(c, &format!("ketama_{servers}"));
-        g.bench_function("md5_le32_alone", |b| {
-            b.iter(|| {
-                for key in &keys {
-                    black_box(wire::md5_le32(black_box(key.as_bytes())));
-                }
-            })
-        });
-        ringwise_rows(&mut g, &keyed, &keys);
-        g.finish();
+        let mut rows = vec![hash_row("md5_le32_alone", wire::md5_le32, &keys)];
+        rows.extend(ringwise_rows(&keyed, &keys));
+        measure(c, &format!("ketama_{servers}"), rows);
     }
 }
 
@@ -154,30 +186,21 @@ fn nginx(c: &mut Criterion) {
             count, 0,
             "{name}: ringwise and pingora-ketama disagree: {first:#?}"
         );
-        let mut g = group(c, name);
-        g.bench_function("crc32_alone", |b| {
-            b.iter(|| {
-                for key in &keys {
-                    black_box(wire::crc32(black_box(key.as_bytes())));
-                }
-            })
-        });
-        ringwise_rows(&mut g, &keyed, &keys);
-        g.bench_function("pingora_node", |b| {
-            b.iter(|| {
-                for key in &keys {
-                    black_box(theirs.node(black_box(key.as_bytes())));
-                }
-            })
-        });
-        g.bench_function("pingora_node_idx", |b| {
-            b.iter(|| {
-                for key in &keys {
-                    black_box(theirs.node_idx(black_box(key.as_bytes())));
-                }
-            })
-        });
-        g.finish();
+        let mut rows = vec![hash_row("crc32_alone", wire::crc32, &keys)];
+        rows.extend(ringwise_rows(&keyed, &keys));
+        let node = || {
+            for key in &keys {
+                black_box(theirs.node(black_box(key.as_bytes())));
+            }
+        };
+        let node_idx = || {
+            for key in &keys {
+                black_box(theirs.node_idx(black_box(key.as_bytes())));
+            }
+        };
+        rows.push(("pingora_node", Box::new(node)));
+        rows.push(("pingora_node_idx", Box::new(node_idx)));
+        measure(c, name, rows);
     }
 }
 
