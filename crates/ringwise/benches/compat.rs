@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pingora_ketama::{Bucket, Continuum};
-use ringwise::{Algorithm, AnyPlacement, Keyed, Node, NodeId, Params, wire};
+use ringwise::{Algorithm, AnyPlacement, Keyed, Node, NodeId, Params, Placement, wire};
 
 /// Keys per iteration; the set is cycled whole by every row.
 const KEYS: usize = 4096;
@@ -33,23 +33,35 @@ type Row<'a> = (&'static str, Box<dyn FnMut() + 'a>);
 const ROUNDS: usize = 101;
 
 /// Measures `rows` twice. First side by side: every round runs each row
-/// once over all the keys, rows alternated, and the minimum and median over
-/// the rounds are printed (on a shared, loaded host the minimum is the
-/// round nothing preempted). Then with criterion, one row after another,
-/// in a short run, so that the whole bench takes a few minutes.
+/// twice over all the keys, rows alternated; the first pass ("cold") finds
+/// the caches as the other rows left them, the second ("warm") as its own
+/// first pass left them, which is the state criterion measures. The minimum
+/// and median over the rounds are printed (on a shared, loaded host the
+/// minimum is the round nothing preempted). Then with criterion, one row
+/// after another, in a short run, so that the whole bench takes a few
+/// minutes.
 fn measure(c: &mut Criterion, name: &str, mut rows: Vec<Row<'_>>) {
-    let mut times = vec![Vec::with_capacity(ROUNDS); rows.len()];
+    let per_key = |start: Instant| start.elapsed().as_secs_f64() * 1e9 / KEYS as f64;
+    let mut cold = vec![Vec::with_capacity(ROUNDS); rows.len()];
+    let mut warm = vec![Vec::with_capacity(ROUNDS); rows.len()];
     for _ in 0..ROUNDS {
-        for ((_, pass), times) in rows.iter_mut().zip(&mut times) {
+        for (((_, pass), cold), warm) in rows.iter_mut().zip(&mut cold).zip(&mut warm) {
             let start = Instant::now();
             pass();
-            times.push(start.elapsed().as_secs_f64() * 1e9 / KEYS as f64);
+            cold.push(per_key(start));
+            let start = Instant::now();
+            pass();
+            warm.push(per_key(start));
         }
     }
-    for ((row, _), times) in rows.iter().zip(&mut times) {
-        times.sort_by(f64::total_cmp);
-        let (min, median) = (times[0], times[ROUNDS / 2]);
-        println!("side by side {name}/{row}: min {min:.1} ns/key, median {median:.1}");
+    for (((row, _), cold), warm) in rows.iter().zip(&mut cold).zip(&mut warm) {
+        cold.sort_by(f64::total_cmp);
+        warm.sort_by(f64::total_cmp);
+        let median = ROUNDS / 2;
+        println!(
+            "side by side {name}/{row}: warm min {:.1} ns/key, median {:.1}; cold min {:.1}, median {:.1}",
+            warm[0], warm[median], cold[0], cold[median]
+        );
     }
     let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Elements(KEYS as u64))
@@ -186,8 +198,16 @@ fn nginx(c: &mut Criterion) {
             count, 0,
             "{name}: ringwise and pingora-ketama disagree: {first:#?}"
         );
+        // The lookup without the hash: where the time above CRC32 goes.
+        let hashes: Vec<u64> = keys.iter().map(|key| keyed.hash(key.as_bytes())).collect();
         let mut rows = vec![hash_row("crc32_alone", wire::crc32, &keys)];
         rows.extend(ringwise_rows(&keyed, &keys));
+        let prehashed = || {
+            for &hash in &hashes {
+                black_box(keyed.placement().owner(black_box(hash)));
+            }
+        };
+        rows.push(("ringwise_owner_prehashed", Box::new(prehashed)));
         let node = || {
             for key in &keys {
                 black_box(theirs.node(black_box(key.as_bytes())));
