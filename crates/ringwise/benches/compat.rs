@@ -1,0 +1,228 @@
+//! The compatibility flavours' lookups (issue 9), each next to its key hash
+//! alone and, for nginx, next to the `pingora-ketama` crate (0.9.1, a Rust
+//! port of nginx's `hash $key consistent`) on the same servers and keys.
+//!
+//! Targets: ketama's lookup at most 25 ns above MD5 of the same key; nginx's
+//! lookup at most 25 ns per key including CRC32, next to pingora-ketama.
+//!
+//! Every lookup goes the way an application's does: `AnyPlacement::build`
+//! with `Params::DEFAULT` (libmemcached's ketama), then
+//! `Keyed::new(placement, algorithm.default_hash())`. Each iteration
+//! resolves all 4096 keys of a pre-built set, so criterion's time / 4096 is
+//! ns per key, and every row of a group sees the same keys. Before
+//! measuring, ringwise and pingora-ketama must pick the same server for
+//! every key. Run: `cargo bench -p ringwise --bench compat`.
+
+use std::hint::black_box;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use pingora_ketama::{Bucket, Continuum};
+use ringwise::{Algorithm, AnyPlacement, Keyed, Node, NodeId, Params, Placement, wire};
+
+/// Keys per iteration; the set is cycled whole by every row.
+const KEYS: usize = 4096;
+
+type Lookup = Keyed<AnyPlacement>;
+
+/// One row of a group: its name and one pass over all the keys.
+type Row<'a> = (&'static str, Box<dyn FnMut() + 'a>);
+
+/// Rounds of the side-by-side pass.
+const ROUNDS: usize = 101;
+
+/// Measures `rows` twice. First side by side: every round runs each row
+/// twice over all the keys, rows alternated; the first pass ("cold") finds
+/// the caches as the other rows left them, the second ("warm") as its own
+/// first pass left them, which is the state criterion measures. The minimum
+/// and median over the rounds are printed (on a shared, loaded host the
+/// minimum is the round nothing preempted). Then with criterion, one row
+/// after another, in a short run, so that the whole bench takes a few
+/// minutes.
+fn measure(c: &mut Criterion, name: &str, mut rows: Vec<Row<'_>>) {
+    let per_key = |start: Instant| start.elapsed().as_secs_f64() * 1e9 / KEYS as f64;
+    let mut cold = vec![Vec::with_capacity(ROUNDS); rows.len()];
+    let mut warm = vec![Vec::with_capacity(ROUNDS); rows.len()];
+    for _ in 0..ROUNDS {
+        for (((_, pass), cold), warm) in rows.iter_mut().zip(&mut cold).zip(&mut warm) {
+            let start = Instant::now();
+            pass();
+            cold.push(per_key(start));
+            let start = Instant::now();
+            pass();
+            warm.push(per_key(start));
+        }
+    }
+    for (((row, _), cold), warm) in rows.iter().zip(&mut cold).zip(&mut warm) {
+        cold.sort_by(f64::total_cmp);
+        warm.sort_by(f64::total_cmp);
+        let median = ROUNDS / 2;
+        println!(
+            "side by side {name}/{row}: warm min {:.1} ns/key, median {:.1}; cold min {:.1}, median {:.1}",
+            warm[0], warm[median], cold[0], cold[median]
+        );
+    }
+    let mut g = c.benchmark_group(name);
+    g.throughput(Throughput::Elements(KEYS as u64))
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(700))
+        .measurement_time(Duration::from_millis(2500));
+    for (row, pass) in &mut rows {
+        g.bench_function(*row, |b| b.iter(&mut *pass));
+    }
+    g.finish();
+}
+
+fn lookup(algorithm: Algorithm, nodes: Vec<Node>) -> Lookup {
+    let placement = AnyPlacement::build(algorithm, nodes, &Params::DEFAULT).expect("valid nodes");
+    Keyed::new(placement, algorithm.default_hash())
+}
+
+/// A row hashing every key with `hash` alone (a function item, not a
+/// pointer, so that it is inlined as in the lookup).
+fn hash_row<'a>(
+    name: &'static str,
+    hash: impl Fn(&[u8]) -> u32 + 'a,
+    keys: &'a [String],
+) -> Row<'a> {
+    let pass = move || {
+        for key in keys {
+            black_box(hash(black_box(key.as_bytes())));
+        }
+    };
+    (name, Box::new(pass))
+}
+
+/// The ringwise rows: `owner` one key at a time, and `owners_into` on the
+/// whole set.
+fn ringwise_rows<'a>(keyed: &'a Lookup, keys: &'a [String]) -> [Row<'a>; 2] {
+    let one = move || {
+        for key in keys {
+            black_box(keyed.owner(black_box(key)));
+        }
+    };
+    let mut out: Vec<NodeId> = Vec::with_capacity(keys.len());
+    let batch = move || {
+        keyed.owners_into(black_box(keys), &mut out);
+        black_box(&out);
+    };
+    [
+        ("ringwise_owner", Box::new(one)),
+        ("ringwise_owners_into", Box::new(batch)),
+    ]
+}
+
+/// `10.0.1.N:11211`, weights 1, 2, 3, 5 in turn.
+fn ketama_nodes(servers: usize) -> Vec<Node> {
+    const WEIGHTS: [f64; 4] = [1.0, 2.0, 3.0, 5.0];
+    (1..=servers)
+        .map(|n| Node::new(format!("10.0.1.{n}:11211")).weight(WEIGHTS[n % WEIGHTS.len()]))
+        .collect()
+}
+
+fn ketama(c: &mut Criterion) {
+    let keys: Vec<String> = (0..KEYS).map(|i| format!("user:{i}")).collect();
+    for servers in [10, 100] {
+        let keyed = lookup(Algorithm::Ketama, ketama_nodes(servers));
+        let mut rows = vec![hash_row("md5_le32_alone", wire::md5_le32, &keys)];
+        rows.extend(ringwise_rows(&keyed, &keys));
+        measure(c, &format!("ketama_{servers}"), rows);
+    }
+}
+
+/// nginx-style request keys: `/` and 40 hex digits (a SplitMix64 stream,
+/// so the set is the same on every run).
+fn nginx_keys() -> Vec<String> {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    (0..KEYS)
+        .map(|_| {
+            let hex = format!("{:016x}{:016x}{:016x}", next(), next(), next());
+            format!("/{}", &hex[..40])
+        })
+        .collect()
+}
+
+/// `10.0.0.N:443`, all of `weight`: the servers both sides are built from.
+fn nginx_servers(servers: usize, weight: u32) -> Vec<(String, u32)> {
+    (1..=servers)
+        .map(|n| (format!("10.0.0.{n}:443"), weight))
+        .collect()
+}
+
+/// How many keys the two sides send to different servers, with the first
+/// few for the message.
+fn disagreements(ours: &Lookup, theirs: &Continuum, keys: &[String]) -> (usize, Vec<String>) {
+    let mut count = 0;
+    let mut first = Vec::new();
+    for key in keys {
+        let a = ours.locate(key).map(str::to_owned);
+        let b = theirs.node(key.as_bytes()).map(|addr| addr.to_string());
+        if a != b {
+            count += 1;
+            if first.len() < 5 {
+                first.push(format!("{key}: ringwise {a:?}, pingora-ketama {b:?}"));
+            }
+        }
+    }
+    (count, first)
+}
+
+fn nginx(c: &mut Criterion) {
+    let keys = nginx_keys();
+    // pingora-ketama's own test upstream (its nginx sample data), then ten
+    // servers of weight one.
+    let configs = [
+        ("nginx_9x100", nginx_servers(9, 100)),
+        ("nginx_10x1", nginx_servers(10, 1)),
+    ];
+    for (name, servers) in configs {
+        let nodes = servers
+            .iter()
+            .map(|(s, w)| Node::new(s.as_str()).weight(f64::from(*w)));
+        let keyed = lookup(Algorithm::Nginx, nodes.collect());
+        let buckets: Vec<Bucket> = servers
+            .iter()
+            .map(|(s, w)| Bucket::new(s.parse::<SocketAddr>().expect("an address"), *w))
+            .collect();
+        let theirs = Continuum::new(&buckets);
+        let (count, first) = disagreements(&keyed, &theirs, &keys);
+        assert_eq!(
+            count, 0,
+            "{name}: ringwise and pingora-ketama disagree: {first:#?}"
+        );
+        // The lookup without the hash: where the time above CRC32 goes.
+        let hashes: Vec<u64> = keys.iter().map(|key| keyed.hash(key.as_bytes())).collect();
+        let mut rows = vec![hash_row("crc32_alone", wire::crc32, &keys)];
+        rows.extend(ringwise_rows(&keyed, &keys));
+        let prehashed = || {
+            for &hash in &hashes {
+                black_box(keyed.placement().owner(black_box(hash)));
+            }
+        };
+        rows.push(("ringwise_owner_prehashed", Box::new(prehashed)));
+        let node = || {
+            for key in &keys {
+                black_box(theirs.node(black_box(key.as_bytes())));
+            }
+        };
+        let node_idx = || {
+            for key in &keys {
+                black_box(theirs.node_idx(black_box(key.as_bytes())));
+            }
+        };
+        rows.push(("pingora_node", Box::new(node)));
+        rows.push(("pingora_node_idx", Box::new(node_idx)));
+        measure(c, name, rows);
+    }
+}
+
+criterion_group!(benches, ketama, nginx);
+criterion_main!(benches);
