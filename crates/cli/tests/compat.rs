@@ -211,3 +211,39 @@ fn assert_agree(what: &str, keys: &[String], peer: &[String], ours: &[String]) {
             .collect::<String>()
     );
 }
+
+/// The library's cluster from a cluster file's text.
+fn library(toml: &str) -> ringwise::Keyed<ringwise::AnyPlacement> {
+    ringwise::ClusterSpec::from_toml(toml)
+        .expect("a valid cluster file")
+        .build()
+        .expect("the cluster builds")
+}
+
+/// Points of the cluster file's ring that two different nodes share, with
+/// their owners: peers that sort points with `qsort` (libketama,
+/// twemproxy) leave such a point's owner to chance, so a configuration
+/// compared with them must have none.
+fn shared_points(toml: &str) -> Vec<(u64, String, String)> {
+    let keyed = library(toml);
+    let ring = keyed.placement().as_ring().expect("a ring-shaped placement");
+    let name = |id| ring.nodes().name(id).expect("a listed owner").to_owned();
+    let points: Vec<_> = ring.points().collect();
+    points
+        .windows(2)
+        .filter(|pair| pair[0].0 == pair[1].0 && pair[0].1 != pair[1].1)
+        .map(|pair| (pair[0].0, name(pair[0].1), name(pair[1].1)))
+        .collect()
+}
+
+/// Points per node of the cluster file's ring (the library's `stats()`),
+/// by node name.
+fn library_counts(toml: &str) -> std::collections::BTreeMap<String, u64> {
+    let keyed = library(toml);
+    let ring = keyed.placement().as_ring().expect("a ring-shaped placement");
+    ring.stats()
+        .nodes
+        .into_iter()
+        .map(|node| (node.name, node.points))
+        .collect()
+}
