@@ -30,6 +30,7 @@ mod cassandra;
 mod ketama;
 mod nginx;
 mod redis_cluster;
+mod twemproxy;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
