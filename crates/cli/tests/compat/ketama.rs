@@ -364,9 +364,16 @@ fn libketama_rounds_unlike_libmemcached() {
     let last = servers[4].address();
     assert_eq!(counts[&last], 32, "libketama's points for weight 64");
     let toml = libketama_toml("libketama", &servers);
-    assert_eq!(counts, library_counts(&toml), "libketama's points per server");
+    assert_eq!(
+        counts,
+        library_counts(&toml),
+        "libketama's points per server"
+    );
     let libmemcached = library_counts(&libketama_toml("libmemcached", &servers));
-    assert_eq!(libmemcached[&last], 28, "libmemcached's points for weight 64");
+    assert_eq!(
+        libmemcached[&last], 28,
+        "libmemcached's points for weight 64"
+    );
     assert!(shared_points(&toml).is_empty(), "no shared point");
     let cluster = dir.write("cluster.toml", &toml);
     let ours = ringwise_lookup(Path::new(&cluster), &keys);

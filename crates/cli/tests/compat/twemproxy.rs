@@ -24,7 +24,7 @@
 //! Every memcached and the nutcracker run in the foreground as children,
 //! each killed by its pid when its configuration ends, however it ends
 //! (`process::Guard`); nutcracker's config (checked first with `-t`), log,
-//! pid file and stats port (loopback) are its own. Keys (10,000 and more:
+//! pid file and stats port (loopback) are its own. Keys (10,000 a pool:
 //! printable ASCII, some non-ASCII UTF-8, some up to 250 bytes) are `set`
 //! through nutcracker, pipelined, with the key as the value; then every
 //! memcached is asked `get` for every key, and the one that holds it (it
@@ -180,24 +180,26 @@ fn cluster_toml(config: &Config, servers: &[Server]) -> String {
 fn keys(rng: &mut Rng, tagged: bool) -> Vec<String> {
     let mut seen = HashSet::new();
     let mut keys = Vec::with_capacity(KEYS);
-    for key in random_keys(rng, KEYS) {
-        let key = match (rng.below(10), rng.below(3)) {
-            (0, _) => {
-                let fill = rng.between(200, 250) - key.len().min(200);
-                let pad: String = (0..fill)
-                    .map(|_| char::from(b'a' + rng.below(26) as u8))
-                    .collect();
-                format!("{key}{pad}")
+    while keys.len() < KEYS {
+        for key in random_keys(rng, KEYS - keys.len()) {
+            let key = match (rng.below(10), rng.below(3)) {
+                (0, _) => {
+                    let fill = rng.between(200, 250) - key.len().min(200);
+                    let pad: String = (0..fill)
+                        .map(|_| char::from(b'a' + rng.below(26) as u8))
+                        .collect();
+                    format!("{key}{pad}")
+                }
+                (_, 0) if tagged => match rng.below(10) {
+                    0 => format!("{key}{{}}x"),
+                    1 => format!("x{{{key}"),
+                    _ => format!("user:{{t{}}}:{key}", rng.below(40)),
+                },
+                _ => key,
+            };
+            if key.len() <= 250 && seen.insert(key.clone()) {
+                keys.push(key);
             }
-            (_, 0) if tagged => match rng.below(10) {
-                0 => format!("{key}{{}}x"),
-                1 => format!("x{{{key}"),
-                _ => format!("user:{{t{}}}:{key}", rng.below(40)),
-            },
-            _ => key,
-        };
-        if key.len() <= 250 && seen.insert(key.clone()) {
-            keys.push(key);
         }
     }
     keys
@@ -278,7 +280,10 @@ fn nutcracker(config: &Config, servers: &[Server]) -> Running {
     let conf = dir.join("nutcracker.yml");
     fs::write(&conf, &yaml).expect("write nutcracker.yml");
     process::output(
-        Command::new(nutcracker_binary()).arg("-t").arg("-c").arg(&conf),
+        Command::new(nutcracker_binary())
+            .arg("-t")
+            .arg("-c")
+            .arg(&conf),
         INSTALL_HINT,
     );
     let mut command = Command::new(nutcracker_binary());
@@ -420,6 +425,8 @@ fn twemproxy_agrees() {
     let mut rng = Rng(SEED);
     for config in &CONFIGS {
         let keys = keys(&mut rng, config.tagged);
+        // Bytes >= 0x80 are where fnv1a_64's sign extension shows.
+        assert!(keys.iter().any(|k| !k.is_ascii()), "some non-ASCII keys");
         let mut failure = String::new();
         let (servers, running) = loop {
             // Ports are chosen free, but may be taken before a server
