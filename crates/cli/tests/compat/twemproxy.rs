@@ -213,9 +213,16 @@ struct Running {
 }
 
 impl Running {
-    /// Waits until the port accepts connections.
+    /// Waits until the port accepts connections: for a memcached, until
+    /// its `stats` show this process's pid (not another program that held
+    /// the port, 11211 above all, while this one failed to bind it).
     fn ready(&mut self, deadline: Instant) -> Result<(), String> {
-        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        let (what, id) = (self.what, self.process.id());
+        let own = |port| match what {
+            "memcached" => stats_pid(port).is_ok_and(|pid| pid == id),
+            _ => TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        };
+        while !own(self.port) {
             if let Some(status) = self.process.exited() {
                 return Err(format!("{} exited ({status}): {}", self.what, self.log()));
             }
@@ -233,6 +240,21 @@ impl Running {
 
     fn log(&self) -> String {
         fs::read_to_string(self.process.dir().join("log")).unwrap_or_default()
+    }
+}
+
+/// The pid in a memcached's `stats`.
+fn stats_pid(port: u16) -> std::io::Result<u32> {
+    let (mut stream, mut reader) = connect(port)?;
+    stream.write_all(b"stats\r\n")?;
+    loop {
+        let line = read_line(&mut reader)?;
+        if let Some(pid) = line.strip_prefix("STAT pid ") {
+            return pid.parse().map_err(std::io::Error::other);
+        }
+        if line == "END" || line.is_empty() {
+            return Err(std::io::Error::other(format!("no pid in stats: {line:?}")));
+        }
     }
 }
 
