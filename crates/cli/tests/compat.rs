@@ -4,7 +4,11 @@
 //!
 //! - `ketama`: libmemcached's C API (weighted ketama and spymemcached
 //!   modes; a small C program, `peers/libmemcached_ketama.c`, compiled at
-//!   run time) and uhashring (`peers/uhashring_ketama.py`);
+//!   run time), uhashring (`peers/uhashring_ketama.py`) and last.fm's
+//!   libketama (PyPI's `ketama` extension, `peers/libketama_peer.py`);
+//! - `twemproxy`: a real nutcracker (`distribution: ketama`, `fnv1a_64` and
+//!   `md5`, a hash tag, named servers) in front of real memcached servers,
+//!   each key `set` through it and found by asking every memcached;
 //! - `nginx`: a real nginx routing `hash $http_x_key consistent;` to
 //!   backends that name themselves;
 //! - `redis_cluster`: three `redis-server --cluster-enabled yes` nodes with
@@ -13,13 +17,16 @@
 //!   (`peers/cassandra_murmur3.py`) against `ringwise token`.
 //!
 //! Server lists, slot tables and keys come from a seeded generator; the
-//! answers come from the peers, never from tables in this file. Keys are
+//! answers come from the peers, never from tables in this file. Peers
+//! that sort their points with `qsort` (libketama, twemproxy) leave a
+//! point two servers share to chance: they are compared on server lists
+//! without one (`shared_points` asks the library's ring). Keys are
 //! printable ASCII without whitespace or backslash (so each is one line,
 //! echoed unescaped by `lookup`) and some non-ASCII UTF-8.
 //!
 //! The peers are installed by `scripts/install-test-deps` (Debian: nginx,
-//! redis-server, libmemcached-dev and a C compiler; PyPI: a venv at
-//! `target/peers-venv`). A missing one fails its test with that hint: these
+//! redis-server, nutcracker, memcached, libmemcached-dev and a C compiler;
+//! PyPI: a venv at `target/peers-venv`). A missing one fails its test with that hint: these
 //! tests are never skipped. Every server a test starts is killed by its pid
 //! when the test ends, however it ends (`process::Guard`).
 
@@ -30,6 +37,7 @@ mod cassandra;
 mod ketama;
 mod nginx;
 mod redis_cluster;
+mod twemproxy;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -210,4 +218,46 @@ fn assert_agree(what: &str, keys: &[String], peer: &[String], ours: &[String]) {
             .map(|(k, (p, o))| format!("  {k:?}\t{p}\t{o}\n"))
             .collect::<String>()
     );
+}
+
+/// The library's cluster from a cluster file's text.
+fn library(toml: &str) -> ringwise::Keyed<ringwise::AnyPlacement> {
+    ringwise::ClusterSpec::from_toml(toml)
+        .expect("a valid cluster file")
+        .build()
+        .expect("the cluster builds")
+}
+
+/// Points of the cluster file's ring that two different nodes share, with
+/// their owners: peers that sort points with `qsort` (libketama,
+/// twemproxy) leave such a point's owner to chance, so a configuration
+/// compared with them must have none.
+fn shared_points(toml: &str) -> Vec<(u64, String, String)> {
+    let keyed = library(toml);
+    let ring = keyed
+        .placement()
+        .as_ring()
+        .expect("a ring-shaped placement");
+    let name = |id| ring.nodes().name(id).expect("a listed owner").to_owned();
+    let points: Vec<_> = ring.points().collect();
+    points
+        .windows(2)
+        .filter(|pair| pair[0].0 == pair[1].0 && pair[0].1 != pair[1].1)
+        .map(|pair| (pair[0].0, name(pair[0].1), name(pair[1].1)))
+        .collect()
+}
+
+/// Points per node of the cluster file's ring (the library's `stats()`),
+/// by node name.
+fn library_counts(toml: &str) -> std::collections::BTreeMap<String, u64> {
+    let keyed = library(toml);
+    let ring = keyed
+        .placement()
+        .as_ring()
+        .expect("a ring-shaped placement");
+    ring.stats()
+        .nodes
+        .into_iter()
+        .map(|node| (node.name, node.points))
+        .collect()
 }

@@ -1,7 +1,8 @@
 //! The `ringwise` binary end to end, as one test binary (one link instead
 //! of one per file): the modules share the helpers in `support`.
 //! `compat` runs the real programs ringwise claims to match (libmemcached,
-//! uhashring, nginx, a Redis Cluster, cassandra-driver); see its docs.
+//! uhashring, libketama, twemproxy over memcached, nginx, a Redis Cluster,
+//! cassandra-driver); see its docs.
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! Ketama against libmemcached's C API and uhashring.
+//! Ketama against libmemcached's C API, uhashring and libketama.
 //!
 //! libmemcached: `peers/libmemcached_ketama.c`, compiled with `cc ...
 //! -lmemcached` once per test run, adds the servers in list order with
@@ -11,6 +11,18 @@
 //! uhashring: `HashRing(nodes={name: {"weight": w}}, hash_fn="ketama")` and
 //! `get_node(key)` (`peers/uhashring_ketama.py`), flavor `uhashring`.
 //!
+//! libketama: last.fm's `ketama.c` as PyPI's `ketama` extension builds it,
+//! `Ketama(server_file)` and `get_server(key)` (`peers/libketama_peer.py`,
+//! which also cleans up the SysV shared memory libketama keeps its
+//! continuum in), flavor `libketama`, nodes named `host:port` as in the
+//! server file. libketama sorts its points with `qsort`, so a point two
+//! servers share has no defined owner: only lists without one are compared
+//! (the library's own ring is checked for equal points owned by different
+//! nodes, and such a list is drawn again, saying so). The points per server
+//! from `get_points()` must equal the library's `stats()`, and the notes'
+//! rounding example (weights 94, 315, 500, 627, 64) must give the last
+//! server 32 points in libketama where libmemcached gives 28.
+//!
 //! Server lists: three random ones (2 to 12 servers `10.0.N.M`, ports
 //! random but always including 11211, weights 1 to 1000), and the two
 //! orders of a pair whose names share a point (`172.31.1.125-35` and
@@ -19,13 +31,14 @@
 //! the later one), so ringwise must too. uhashring confirms the shared
 //! point itself: it reports fewer distinct points than points.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
 use super::{
-    Rng, assert_agree, cluster_file, peer_file, process, random_keys, ringwise_lookup, run_peer,
-    run_python_peer,
+    Rng, assert_agree, cluster_file, library_counts, peer_file, process, random_keys,
+    ringwise_lookup, run_peer, run_python_peer, shared_points,
 };
 use crate::support::TempDir;
 
@@ -262,4 +275,107 @@ fn uhashring_agrees() {
             &ours,
         );
     }
+}
+
+/// The cluster file of `servers` for flavor `libketama` (or another
+/// flavor, for the rounding comparison): node names `host:port` exactly as
+/// libketama's server file writes them.
+fn libketama_toml(flavor: &str, servers: &[Server]) -> String {
+    let nodes: Vec<_> = servers
+        .iter()
+        .map(|s| (s.address(), format!("weight = {}", s.weight)))
+        .collect();
+    let header = format!("algorithm = \"ketama\"\nflavor = \"{flavor}\"");
+    cluster_file(&header, &nodes)
+}
+
+/// What libketama (`peers/libketama_peer.py`) makes of `servers`: the
+/// points of each server by its name, and the server of each key.
+fn libketama(
+    servers: &[Server],
+    file: &str,
+    dir: &TempDir,
+    keys: &[String],
+) -> (BTreeMap<String, u64>, Vec<String>) {
+    let list: String = servers
+        .iter()
+        .map(|s| format!("{}\t{}\n", s.address(), s.weight))
+        .collect();
+    let file = dir.write(file, &list);
+    let mut answers = run_python_peer("libketama_peer.py", &[Path::new(&file)], dir.path(), keys);
+    let header = answers.remove(0);
+    let counts = header
+        .split(' ')
+        .map(|item| {
+            let (name, count) = item.rsplit_once('=').expect("NAME=COUNT");
+            (name.to_owned(), count.parse().expect("a count"))
+        })
+        .collect();
+    (counts, answers)
+}
+
+#[test]
+fn libketama_agrees() {
+    let dir = TempDir::create("compat-libketama");
+    let mut rng = Rng(SEED ^ 3);
+    let mut compared = 0;
+    while compared < 3 {
+        let servers = random_servers(&mut rng);
+        let toml = libketama_toml("libketama", &servers);
+        // libketama's qsort leaves a shared point's owner to chance.
+        let shared = shared_points(&toml);
+        if !shared.is_empty() {
+            println!("libketama: list {servers:?} left out, shared points {shared:?}");
+            continue;
+        }
+        let keys = random_keys(&mut rng, KEYS);
+        let file = format!("libketama-{compared}.txt");
+        let (counts, peer) = libketama(&servers, &file, &dir, &keys);
+        assert_eq!(
+            counts,
+            library_counts(&toml),
+            "libketama's points per server, list {compared}: {servers:?}"
+        );
+        let cluster = dir.write("cluster.toml", &toml);
+        let ours = ringwise_lookup(Path::new(&cluster), &keys);
+        assert_agree(
+            &format!("libketama, list {compared}: {servers:?}"),
+            &keys,
+            &peer,
+            &ours,
+        );
+        compared += 1;
+    }
+}
+
+/// The notes' rounding hazard (§1.7), on the real libketama: weights 94,
+/// 315, 500, 627, 64. The last server's exact share is 8 groups; libketama
+/// narrows a double to float and gets 8 (32 points), libmemcached (and
+/// twemproxy) stay in float and get 7 (28 points).
+#[test]
+fn libketama_rounds_unlike_libmemcached() {
+    let dir = TempDir::create("compat-libketama-rounding");
+    let servers: Vec<Server> = (1..)
+        .zip([94, 315, 500, 627, 64])
+        .map(|(i, w)| Server::new(&format!("10.0.1.{i}"), 11211, w))
+        .collect();
+    let keys = random_keys(&mut Rng(SEED ^ 4), 1_000);
+    let (counts, peer) = libketama(&servers, "rounding.txt", &dir, &keys);
+    let last = servers[4].address();
+    assert_eq!(counts[&last], 32, "libketama's points for weight 64");
+    let toml = libketama_toml("libketama", &servers);
+    assert_eq!(
+        counts,
+        library_counts(&toml),
+        "libketama's points per server"
+    );
+    let libmemcached = library_counts(&libketama_toml("libmemcached", &servers));
+    assert_eq!(
+        libmemcached[&last], 28,
+        "libmemcached's points for weight 64"
+    );
+    assert!(shared_points(&toml).is_empty(), "no shared point");
+    let cluster = dir.write("cluster.toml", &toml);
+    let ours = ringwise_lookup(Path::new(&cluster), &keys);
+    assert_agree("libketama, rounding list", &keys, &peer, &ours);
 }

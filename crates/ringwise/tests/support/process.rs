@@ -72,6 +72,12 @@ impl Guard {
         }
     }
 
+    /// The child's pid.
+    #[allow(dead_code, reason = "the CLI's twemproxy test asks memcached for it")]
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The child's exit status if it has exited.
     pub fn exited(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().ok().flatten()
