@@ -38,6 +38,12 @@
 //! old servers too when the rounding of their counts changes.
 //!
 //! Quirks: weights are whole numbers (the peers count them as integers).
+//! twemproxy hashes an explicitly named server (`host:port:weight name`) by
+//! its name exactly as written, and an unnamed one by `host` or
+//! `host:port`; a node name here cannot say which it is, so a name ending
+//! in `:11211` is read as an address and loses the suffix. Name such a
+//! server without a port-like suffix (its `:11211` is then exactly
+//! twemproxy's).
 //! The ring follows the listed order (ties), unlike ringwise's own
 //! order-independent algorithms. libmemcached's non-weighted `ketama` mode
 //! (100 Jenkins-hashed points, `MEMCACHED_BEHAVIOR_KETAMA` with all weights
