@@ -182,13 +182,22 @@ fn moves(
     (own, others)
 }
 
-/// Minimal moves: none between other nodes. Maglev: all moves at most
-/// [`NEAR_MINIMAL`] times those of the changed node.
-fn check_moves(algorithm: Algorithm, own: usize, others: usize) -> Result<(), TestCaseError> {
+/// Minimal moves: none between other nodes. The others: all moves at most
+/// a bound times the optimum, the keys the changed node took or gave up —
+/// or its fair share of the sample, `fair`, when it happened to own fewer
+/// (a node that drew 1 of 300 hashes by chance says nothing about the
+/// algorithm).
+fn check_moves(
+    algorithm: Algorithm,
+    own: usize,
+    others: usize,
+    fair: f64,
+) -> Result<(), TestCaseError> {
     // Envoy's ring gives each of N equal hosts ceil(1024/N) points, so a
     // join also takes a point or two from every old host: N = 31 → 32 moves
     // 2 of 34 points of each, about 1.9 times the new host's share on top of
     // it (2.9 times the optimum in expectation), more in a 300-hash sample.
+    // A leave gives every remaining host a point or two the same way.
     let bound = match algorithm {
         Algorithm::EnvoyRing => 2.0 * NEAR_MINIMAL,
         _ => NEAR_MINIMAL,
@@ -196,13 +205,20 @@ fn check_moves(algorithm: Algorithm, own: usize, others: usize) -> Result<(), Te
     if promised(algorithm).minimal_moves {
         prop_assert_eq!(others, 0, "{}: keys moved between other nodes", algorithm);
     } else {
-        prop_assert!(own > 0, "{}: the changed node owned nothing", algorithm);
+        // With a fair share of 30 or more (maglev's exact tables) owning
+        // nothing is no accident; a 300-hash sample can miss a node.
         prop_assert!(
-            (own + others) as f64 <= bound * own as f64,
-            "{}: {} keys moved for an optimum of {}",
+            own > 0 || fair < 30.0,
+            "{}: the changed node owned nothing",
+            algorithm
+        );
+        prop_assert!(
+            (own + others) as f64 <= bound * (own as f64).max(fair),
+            "{}: {} keys moved for an optimum of {} (fair share {:.1})",
             algorithm,
             own + others,
-            own
+            own,
+            fair
         );
     }
     Ok(())
@@ -369,7 +385,8 @@ proptest! {
             let after = before.with_node(joiner.clone()).expect("a new name");
             let hashes = sample(&before, &hashes);
             let (own, others) = moves(&before, &after, &hashes, &joiner.name);
-            check_moves(algorithm, own, others)?;
+            let fair = hashes.len() as f64 / after.len() as f64;
+            check_moves(algorithm, own, others, fair)?;
             if matches!(after, AnyPlacement::Slots(_)) {
                 // Exactly floor(16384 / (N+1)) slots, all to the new node.
                 prop_assert_eq!(own, SLOT_COUNT / after.len());
@@ -399,7 +416,8 @@ proptest! {
                         prop_assert!(!after.nodes().contains(name));
                         prop_assert_eq!(after.len(), nodes.len() - 1);
                         let (own, others) = moves(&before, &after, &hashes, name);
-                        check_moves(algorithm, own, others)?;
+                        let fair = hashes.len() as f64 / before.len() as f64;
+                        check_moves(algorithm, own, others, fair)?;
                     }
                     Err(err) => {
                         prop_assert!(!any_removal && name != last, "{}: {}", algorithm, err);
