@@ -25,7 +25,7 @@
 //! `W = 1600`; for the last server `64/1600·40·5 = 8` exactly. libmemcached
 //! computes `pct = 64f32/1600f32 = 0.039999999` (f32 cannot hold 0.04),
 //! then `pct·160/4·5 = 7.9999995` in f32, floor 7: 28 points. libketama
-//! forms `pct·40.0·5` in double (`7.99999991...`), narrows it to f32,
+//! forms `pct·40.0·5` in double (`7.99999982...`), narrows it to f32,
 //! which rounds to 8.0: 32 points; uhashring's integers give 8 too.
 //!
 //! Ties: ringwise's rule for the unspecified ones is libmemcached's (the
