@@ -13,12 +13,11 @@ use std::path::PathBuf;
 
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
-use ringwise::{Algorithm, Params, StableHash};
+use ringwise::{Params, StableHash};
 use ringwise_sim::{Config, Experiment, Progress, Quiet};
 
 use crate::Failure;
 use crate::algo::{AlgoArgs, FlavorArgs};
-use crate::cluster::ring_shaped;
 use crate::format::{Format, Json, Versioned, write_json};
 
 #[derive(Debug, clap::Args)]
