@@ -426,19 +426,21 @@ class HashRing:
             if weight < 1:
                 raise ringwise.InvalidWeightError(f"node {node!r}: weight must be at least 1, got {weight}")
             confs[node] = conf
-        if changed:
-            self._publish(confs)
+        # Like uhashring, the confs are replaced even when the ring stays the
+        # same (instance, hostname and port changes are visible at once).
+        self._publish(confs, rebuild=changed)
 
-    def _publish(self, confs: Dict[str, _NodeConf]) -> None:
-        placement = (
-            ringwise.Placement(
+    def _publish(self, confs: Dict[str, _NodeConf], rebuild: bool = True) -> None:
+        if not rebuild:
+            placement = self._snapshot.placement
+        elif confs:
+            placement = ringwise.Placement(
                 [(name, conf["weight"]) for name, conf in confs.items()],
                 algorithm="ketama",
                 flavor="uhashring",
             )
-            if confs
-            else None
-        )
+        else:
+            placement = None
         self._snapshot = _Snapshot(confs, placement)  # the one assignment readers see
 
     def __setitem__(self, nodename: str, conf: Union[int, Dict[str, Any]] = {"weight": 1}) -> None:
