@@ -13,12 +13,11 @@ use std::path::PathBuf;
 
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
-use ringwise::{Algorithm, Params, StableHash};
+use ringwise::{Params, StableHash};
 use ringwise_sim::{Config, Experiment, Progress, Quiet};
 
 use crate::Failure;
 use crate::algo::{AlgoArgs, FlavorArgs};
-use crate::cluster::ring_shaped;
 use crate::format::{Format, Json, Versioned, write_json};
 
 #[derive(Debug, clap::Args)]
@@ -122,7 +121,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Format::Json => {
             let document =
                 serde_json::to_value(Versioned::new(&report)).map_err(|e| Failure::io(e.into()))?;
-            write_json(&mut out, &rounded(document), Json::Pretty)
+            write_json(
+                &mut out,
+                &ringwise_sim::render::rounded(document),
+                Json::Pretty,
+            )
         }
         Format::Csv => out.write_all(ringwise_sim::render::csv(&report).as_bytes()),
         Format::Text => out.write_all(ringwise_sim::render::text(&report).as_bytes()),
@@ -134,31 +137,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-/// Significant digits of every float in the JSON document: what double
-/// precision carries beyond its last three, noisy, digits (`100000 × (1 −
-/// 0.95)` is `5000.000000000005` in binary floating point and `5000.0`
-/// here). The rounding moves a figure by at most 5e-13 of itself.
-const JSON_DIGITS: usize = 13;
-
-/// `value` with every float rounded to [`JSON_DIGITS`] significant digits.
-fn rounded(value: serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match value {
-        Value::Number(n) if n.is_f64() => {
-            let x = n.as_f64().unwrap_or_default();
-            // `{:.12e}` keeps 13 significant digits; parsing it back gives
-            // the nearest double, printed by serde_json in its shortest form.
-            let x: f64 = format!("{x:.*e}", JSON_DIGITS - 1).parse().unwrap_or(x);
-            serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(rounded).collect()),
-        Value::Object(map) => {
-            Value::Object(map.into_iter().map(|(k, v)| (k, rounded(v))).collect())
-        }
-        other => other,
-    }
 }
 
 /// Runs whose progress is worth showing (the default run takes half a
@@ -184,7 +162,7 @@ impl Args {
         let hash_name = self
             .algo
             .hash
-            .unwrap_or_else(|| default_hash(algo, &params).name());
+            .unwrap_or_else(|| Config::default_hash_for(algo, &params).name());
         let hash = StableHash::from_name(hash_name, self.algo.secret.as_deref())
             .map_err(|e| usage("hash", e.to_string()))?;
         algo.check_hash(hash)
@@ -233,17 +211,6 @@ impl Args {
             epsilon: self.epsilon,
             data_bytes: ringwise_sim::cost::parse_size(&self.data).map_err(|m| usage("data", m))?,
         })
-    }
-}
-
-/// The key hash without `--hash`: the article's md5, or the peer's key
-/// hash for a compatibility flavour (a ring-shaped algorithm other than the
-/// ring itself: ketama, nginx, envoy-ring, cassandra).
-fn default_hash(algo: Algorithm, params: &Params) -> StableHash {
-    let flavour = algo != Algorithm::Ring && ring_shaped().contains(&algo.name());
-    match flavour {
-        true => algo.default_hash_with(params),
-        false => Config::default().hash,
     }
 }
 

@@ -175,6 +175,26 @@ fn read_params<S: serde::Serializer>(params: &Params, s: S) -> Result<S::Ok, S::
     map.end()
 }
 
+impl Config {
+    /// The key hash when none is asked for: the article's md5, or the
+    /// peer's key hash for a compatibility flavour (a ring-shaped algorithm
+    /// other than the ring itself: ketama, nginx, envoy-ring, cassandra),
+    /// as their clients hash keys. `ringwise simulate` without `--hash` and
+    /// the Python `simulate()` without `hash=` both use it.
+    pub fn default_hash_for(algo: Algorithm, params: &Params) -> StableHash {
+        let probe = Params {
+            hash: algo.default_hash(),
+            ..Params::DEFAULT
+        };
+        let ring_shaped = AnyPlacement::build(algo, vec![Node::new("probe")], &probe)
+            .is_ok_and(|p| p.as_ring().is_some());
+        match algo != Algorithm::Ring && ring_shaped {
+            true => algo.default_hash_with(params),
+            false => Config::default().hash,
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {

@@ -41,3 +41,28 @@ pub fn csv(report: &Report) -> String {
     }
     out
 }
+
+/// Significant digits of every float in the JSON document: what double
+/// precision carries beyond its last three, noisy, digits (`100000 × (1 −
+/// 0.95)` is `5000.000000000005` in binary floating point and `5000.0`
+/// here). The rounding moves a figure by at most 5e-13 of itself.
+const JSON_DIGITS: usize = 13;
+
+/// `value` with every float rounded to [`JSON_DIGITS`] significant digits.
+pub fn rounded(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or_default();
+            // `{:.12e}` keeps 13 significant digits; parsing it back gives
+            // the nearest double, printed by serde_json in its shortest form.
+            let x: f64 = format!("{x:.*e}", JSON_DIGITS - 1).parse().unwrap_or(x);
+            serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(rounded).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, rounded(v))).collect())
+        }
+        other => other,
+    }
+}

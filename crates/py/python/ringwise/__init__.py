@@ -1,0 +1,239 @@
+"""ringwise: consistent hashing at native speed.
+
+Every placement algorithm of the Rust library ``ringwise`` behind one
+immutable, thread-safe :class:`Placement`:
+
+>>> import ringwise
+>>> ring = ringwise.Placement(["cache-a", "cache-b", "cache-c"])
+>>> ring.locate("user:42") in ring.nodes
+True
+>>> ring.locate("é") == ring.locate("é".encode())
+True
+>>> ring.locate_many(["user:1", "user:2"]) == [ring.locate("user:1"), ring.locate("user:2")]
+True
+>>> bigger = ring.with_node("cache-d", weight=2)
+>>> (len(ring), len(bigger))
+(3, 4)
+
+Each algorithm also has a class of its own, whose instances are
+placements of that algorithm:
+
+>>> jump = ringwise.Jump(["a", "b", "c"])
+>>> jump.algorithm, isinstance(jump, ringwise.Jump), isinstance(jump, ringwise.Ring)
+('jump', True, False)
+
+Errors are classes of their own, all subclasses of :class:`Error` and of
+the built-in exception a caller would catch:
+
+>>> try:
+...     ringwise.Placement([]).locate("k")
+... except LookupError as e:
+...     type(e).__name__
+'EmptyError'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Tuple, Union
+
+from . import _ringwise
+from ._ringwise import (
+    ALGORITHMS,
+    FLAVORS,
+    HASHES,
+    ClusterFileError,
+    DuplicateNodeError,
+    EmptyError,
+    Error,
+    InvalidLayoutError,
+    InvalidNameError,
+    InvalidParameterError,
+    InvalidSecretError,
+    InvalidVnodesError,
+    InvalidWeightError,
+    InvalidZoneError,
+    Placement,
+    TooManyPointsError,
+    UnknownAlgorithmError,
+    UnknownHashError,
+    UnknownNodeError,
+    UnsupportedError,
+    cassandra_token,
+    simulate,
+)
+
+__version__: str = _ringwise.__version__
+
+Nodes = Union[
+    Iterable[Union[str, Tuple[str, float], Tuple[str, float, "str | None"]]],
+    Mapping[str, float],
+]
+
+
+class _AlgorithmClass(type):
+    """Calling the class builds a :class:`Placement` of its algorithm;
+    ``isinstance(p, Ring)`` asks whether ``p`` is a placement of it."""
+
+    algorithm: str
+
+    def __call__(cls, nodes: Nodes = (), **options: Any) -> Placement:  # type: ignore[override]
+        return Placement(nodes, algorithm=cls.algorithm, **options)
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, Placement) and obj.algorithm == cls.algorithm
+
+    def from_toml(cls, text: str) -> Placement:
+        """A placement from a cluster file's text whose algorithm is this one."""
+        placement = Placement.from_toml(text)
+        if placement.algorithm != cls.algorithm:
+            raise ClusterFileError(
+                f"cluster file: algorithm {placement.algorithm!r}, expected {cls.algorithm!r}"
+            )
+        return placement
+
+
+class Ring(metaclass=_AlgorithmClass):
+    """The Karger ring with virtual nodes (``vnodes`` per unit of weight).
+
+    >>> Ring(["a", "b"], vnodes=100, hash="md5").hash
+    'md5'
+    """
+
+    algorithm = "ring"
+
+
+class Rendezvous(metaclass=_AlgorithmClass):
+    """Weighted highest random weight.
+
+    >>> Rendezvous({"a": 1, "b": 3}).replicas("k", 2) in (["a", "b"], ["b", "a"])
+    True
+    """
+
+    algorithm = "rendezvous"
+
+
+class Jump(metaclass=_AlgorithmClass):
+    """Lamping & Veach's jump hash; buckets in listed order, unweighted.
+
+    >>> Jump(["a", "b", "c"]).without_node("c").nodes
+    ['a', 'b']
+    """
+
+    algorithm = "jump"
+
+
+class Memento(metaclass=_AlgorithmClass):
+    """Jump hash plus a table of removed buckets: any node may leave.
+
+    >>> Memento(["a", "b", "c"]).without_node("b").nodes
+    ['a', 'c']
+    """
+
+    algorithm = "memento"
+
+
+class Maglev(metaclass=_AlgorithmClass):
+    """Google's Maglev lookup table (``table_size``, a prime).
+
+    >>> Maglev(["a", "b"], table_size=251).locate("k") in ("a", "b")
+    True
+    """
+
+    algorithm = "maglev"
+
+
+class MultiProbe(metaclass=_AlgorithmClass):
+    """One point per node, ``probes`` probes per key.
+
+    >>> MultiProbe(["a", "b"], probes=5).algorithm
+    'multiprobe'
+    """
+
+    algorithm = "multiprobe"
+
+
+class Slots(metaclass=_AlgorithmClass):
+    """Redis Cluster's 16384 hash slots (keys through CRC16, with tags).
+
+    >>> Slots(["a", "b"]).hash
+    'redis-crc16'
+    """
+
+    algorithm = "slots"
+
+
+class Ketama(metaclass=_AlgorithmClass):
+    """The memcached clients' ketama ring, per client ``flavor``.
+
+    >>> Ketama(["10.0.0.1:11211", "10.0.0.2:11211"], flavor="uhashring").algorithm
+    'ketama'
+    """
+
+    algorithm = "ketama"
+
+
+class Nginx(metaclass=_AlgorithmClass):
+    """nginx's ``hash $key consistent``.
+
+    >>> Nginx(["10.0.0.1:80"]).locate("/index.html")
+    '10.0.0.1:80'
+    """
+
+    algorithm = "nginx"
+
+
+class EnvoyRing(metaclass=_AlgorithmClass):
+    """Envoy's ``RING_HASH`` load balancer.
+
+    >>> EnvoyRing(["a", "b"], min_ring_size=64, max_ring_size=1024).algorithm
+    'envoy-ring'
+    """
+
+    algorithm = "envoy-ring"
+
+
+class Cassandra(metaclass=_AlgorithmClass):
+    """A Cassandra ring of Murmur3 tokens (``num_tokens`` per node).
+
+    >>> Cassandra(["n1", "n2"], num_tokens=4).stats()["points"]
+    8
+    """
+
+    algorithm = "cassandra"
+
+
+__all__ = [
+    "ALGORITHMS",
+    "FLAVORS",
+    "HASHES",
+    "Cassandra",
+    "ClusterFileError",
+    "DuplicateNodeError",
+    "EmptyError",
+    "EnvoyRing",
+    "Error",
+    "InvalidLayoutError",
+    "InvalidNameError",
+    "InvalidParameterError",
+    "InvalidSecretError",
+    "InvalidVnodesError",
+    "InvalidWeightError",
+    "InvalidZoneError",
+    "Jump",
+    "Ketama",
+    "Maglev",
+    "Memento",
+    "MultiProbe",
+    "Nginx",
+    "Placement",
+    "Rendezvous",
+    "Ring",
+    "Slots",
+    "TooManyPointsError",
+    "UnknownAlgorithmError",
+    "UnknownHashError",
+    "UnknownNodeError",
+    "UnsupportedError",
+    "cassandra_token",
+    "simulate",
+]

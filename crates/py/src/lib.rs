@@ -1,0 +1,31 @@
+//! `ringwise._ringwise`: the native half of the Python package `ringwise`.
+//!
+//! No algorithm lives here: this crate converts Python values to the
+//! library's types and back ([`placement`], [`simulate`]) and maps the
+//! library's errors to Python exceptions in one place ([`errors`]). The
+//! Python layer (`python/ringwise/__init__.py`) re-exports it and adds the
+//! per-algorithm convenience classes; `python/ringwise/_ringwise.pyi` types it.
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+mod errors;
+mod placement;
+mod simulate;
+
+/// The module `ringwise._ringwise`.
+#[pymodule]
+fn _ringwise(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_class::<placement::Placement>()?;
+    m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(placement::cassandra_token, m)?)?;
+    m.add(
+        "ALGORITHMS",
+        PyTuple::new(m.py(), ringwise::Algorithm::NAMES)?,
+    )?;
+    m.add("HASHES", PyTuple::new(m.py(), ringwise::StableHash::NAMES)?)?;
+    m.add("FLAVORS", PyTuple::new(m.py(), ringwise::Flavor::NAMES)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,439 @@
+//! `ringwise.Placement`: an immutable snapshot of any algorithm with its
+//! key hash (a [`Keyed<AnyPlacement>`]), and the conversions to and from
+//! Python values.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::str::FromStr;
+
+use pyo3::exceptions::{PyOSError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use ringwise::{
+    Algorithm, AnyPlacement, ClusterSpec, Flavor, HashTag, Keyed, Node, NodeId, Params,
+    Placement as _, RingStats, StableHash,
+};
+
+use crate::errors::{empty, to_py};
+
+/// An immutable placement snapshot: an algorithm over nodes, with the hash
+/// its keys go through. Thread-safe to share; `with_node` and
+/// `without_node` return new snapshots.
+#[derive(Debug)]
+#[pyclass(frozen, module = "ringwise", name = "Placement")]
+pub struct Placement {
+    keyed: Keyed<AnyPlacement>,
+    /// Names in listed order (jump's and memento's buckets, ketama's ties).
+    listed: Vec<String>,
+    /// Names by dense id, made once so lookups return shared strings.
+    names: Vec<Py<PyString>>,
+}
+
+impl Placement {
+    fn new(py: Python<'_>, keyed: Keyed<AnyPlacement>, listed: Vec<String>) -> Self {
+        let names = keyed
+            .placement()
+            .nodes()
+            .iter()
+            .map(|n| PyString::new(py, &n.name).unbind())
+            .collect();
+        Placement {
+            keyed,
+            listed,
+            names,
+        }
+    }
+
+    /// The same key hash and hash tag over a changed placement.
+    fn rekeyed(&self, py: Python<'_>, placement: AnyPlacement, listed: Vec<String>) -> Self {
+        let keyed =
+            Keyed::new(placement, *self.keyed.hasher()).with_hash_tag(self.keyed.hash_tag());
+        Placement::new(py, keyed, listed)
+    }
+
+    fn name(&self, py: Python<'_>, id: NodeId) -> Py<PyString> {
+        self.names[id as usize].clone_ref(py)
+    }
+}
+
+/// The bytes of a `str` (UTF-8) or `bytes` key.
+fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(s) = key.cast::<PyString>() {
+        return Ok(match s.to_cow()? {
+            Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+            Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+        });
+    }
+    if let Ok(b) = key.cast::<PyBytes>() {
+        return Ok(Cow::Borrowed(b.as_bytes()));
+    }
+    Err(PyTypeError::new_err(format!(
+        "a key must be str or bytes, not {}",
+        key.get_type().name()?
+    )))
+}
+
+/// One node from a name, a `(name, weight)` or a `(name, weight, zone)`.
+fn node_from(item: &Bound<'_, PyAny>) -> PyResult<Node> {
+    if let Ok(name) = item.cast::<PyString>() {
+        return Ok(Node::new(name.to_cow()?));
+    }
+    let parts: Vec<Bound<'_, PyAny>> = match item.extract() {
+        Ok(parts) => parts,
+        Err(_) => {
+            return Err(PyTypeError::new_err(format!(
+                "a node must be a name (str) or a (name, weight) or (name, weight, zone) tuple, \
+                 not {}",
+                item.get_type().name()?
+            )));
+        }
+    };
+    let (name, weight, zone) = match parts.as_slice() {
+        [name, weight] => (name, weight, None),
+        [name, weight, zone] => (name, weight, Some(zone)),
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "a node tuple must be (name, weight) or (name, weight, zone), not {} items",
+                parts.len()
+            )));
+        }
+    };
+    let mut node = Node::new(name.extract::<String>()?).weight(weight.extract::<f64>()?);
+    if let Some(zone) = zone.filter(|z| !z.is_none()) {
+        node = node.zone(zone.extract::<String>()?);
+    }
+    Ok(node)
+}
+
+/// The nodes of an iterable of names or tuples, or of a `{name: weight}`
+/// mapping, in the order given.
+fn nodes_from(nodes: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Node>> {
+    let Some(nodes) = nodes.filter(|n| !n.is_none()) else {
+        return Ok(Vec::new());
+    };
+    if nodes.is_instance_of::<PyString>() || nodes.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(
+            "nodes must be an iterable of names or (name, weight) tuples, or a {name: weight} \
+             mapping; a single str is not (write [name])",
+        ));
+    }
+    let items = match nodes.cast::<PyDict>() {
+        Ok(dict) => dict.items().into_any(),
+        Err(_) if nodes.hasattr("items")? && nodes.hasattr("keys")? => {
+            nodes.call_method0("items")?
+        }
+        Err(_) => nodes.clone(),
+    };
+    items.try_iter()?.map(|item| node_from(&item?)).collect()
+}
+
+/// A `u64` option that must fit a `u32` parameter.
+fn small(value: u64, param: &'static str) -> PyResult<u32> {
+    u32::try_from(value).map_err(|_| {
+        to_py(match param {
+            "vnodes" => ringwise::Error::InvalidVnodes { vnodes: value },
+            _ => ringwise::Error::InvalidParameter {
+                algorithm: "placement",
+                parameter: param,
+                value: value.to_string(),
+                expected: "a number below 2^32",
+            },
+        })
+    })
+}
+
+#[pymethods]
+impl Placement {
+    /// Placement(nodes=(), *, algorithm="ring", hash=None, vnodes=160, ...)
+    ///
+    /// `nodes`: names, `(name, weight)` or `(name, weight, zone)` tuples,
+    /// or a `{name: weight}` mapping, in listed order. `hash=None` is the
+    /// algorithm's default key hash given the parameters.
+    #[new]
+    #[pyo3(signature = (nodes=None, *, algorithm="ring", hash=None, vnodes=160, flavor=None,
+        table_size=65537, probes=21, min_ring_size=1024, max_ring_size=8388608, num_tokens=16,
+        max_points=None, secret=None, hash_tag=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn py_new(
+        py: Python<'_>,
+        nodes: Option<&Bound<'_, PyAny>>,
+        algorithm: &str,
+        hash: Option<&str>,
+        vnodes: u64,
+        flavor: Option<&str>,
+        table_size: u64,
+        probes: u64,
+        min_ring_size: u64,
+        max_ring_size: u64,
+        num_tokens: u64,
+        max_points: Option<u64>,
+        secret: Option<&str>,
+        hash_tag: Option<&str>,
+    ) -> PyResult<Self> {
+        let algorithm = Algorithm::from_str(algorithm).map_err(to_py)?;
+        let mut spec = ClusterSpec::new(algorithm, nodes_from(nodes)?).map_err(to_py)?;
+        let mut params = Params {
+            vnodes: small(vnodes, "vnodes")?,
+            table_size,
+            probes: small(probes, "probes")?,
+            max_points: max_points.unwrap_or(ringwise::MAX_POINTS),
+            min_ring_size,
+            max_ring_size,
+            num_tokens: small(num_tokens, "num_tokens")?,
+            ..Params::DEFAULT
+        };
+        if let Some(flavor) = flavor {
+            params.flavor = Flavor::from_str(flavor).map_err(to_py)?;
+        }
+        params.hash = match hash {
+            Some(name) => StableHash::from_name(name, secret).map_err(to_py)?,
+            None => algorithm.default_hash_with(&params),
+        };
+        spec.params = params;
+        spec.hash_tag = hash_tag.map(HashTag::new).transpose().map_err(to_py)?;
+        let keyed = spec.build().map_err(to_py)?;
+        Ok(Placement::new(py, keyed, spec.listed))
+    }
+
+    /// A placement from a cluster file's text (TOML), as `ringwise
+    /// --cluster` reads it.
+    #[staticmethod]
+    fn from_toml(py: Python<'_>, text: &str) -> PyResult<Self> {
+        let spec = ClusterSpec::from_toml(text).map_err(to_py)?;
+        let keyed = spec.build().map_err(to_py)?;
+        let listed = spec.join_order().into_iter().map(|n| n.name).collect();
+        Ok(Placement::new(py, keyed, listed))
+    }
+
+    /// A placement from a cluster file.
+    #[staticmethod]
+    fn from_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
+        Placement::from_toml(py, &text)
+    }
+
+    /// The algorithm's name.
+    #[getter]
+    fn algorithm(&self) -> &'static str {
+        self.keyed.placement().algorithm().name()
+    }
+
+    /// The key hash's name.
+    #[getter]
+    fn hash(&self) -> &'static str {
+        self.keyed.hasher().name()
+    }
+
+    /// Node names in listed order.
+    #[getter]
+    fn nodes(&self) -> Vec<String> {
+        self.listed.clone()
+    }
+
+    /// Node names by the library's dense ids (name order): what
+    /// `locate_many(..., indices=True)` indexes.
+    fn nodes_by_index(&self, py: Python<'_>) -> Vec<Py<PyString>> {
+        self.names.iter().map(|n| n.clone_ref(py)).collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.listed.len()
+    }
+
+    fn __contains__(&self, name: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(match name.cast::<PyString>() {
+            Ok(name) => self.keyed.placement().nodes().contains(&name.to_cow()?),
+            Err(_) => false,
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        let mut names = String::new();
+        for (i, name) in self.listed.iter().enumerate() {
+            if i == 8 {
+                let _ = write!(names, ", ... {} more", self.listed.len() - 8);
+                break;
+            }
+            let sep = if i == 0 { "" } else { ", " };
+            let _ = write!(names, "{sep}{name:?}");
+        }
+        format!(
+            "Placement([{names}], algorithm={:?}, hash={:?})",
+            self.algorithm(),
+            self.hash()
+        )
+    }
+
+    /// The node that owns `key` (a str is UTF-8 encoded).
+    fn locate(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyString>> {
+        let key = key_bytes(key)?;
+        match self.keyed.owner(&key) {
+            Some(id) => Ok(self.name(py, id)),
+            None => Err(empty()),
+        }
+    }
+
+    /// Up to `n` distinct nodes for `key`, in preference order.
+    fn replicas(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        n: usize,
+    ) -> PyResult<Vec<Py<PyString>>> {
+        let key = key_bytes(key)?;
+        if self.keyed.placement().is_empty() {
+            return Err(empty());
+        }
+        let mut ids = Vec::with_capacity(n.min(self.names.len()));
+        self.keyed.replicas_into(&key, n, &mut ids);
+        Ok(ids.into_iter().map(|id| self.name(py, id)).collect())
+    }
+
+    /// The owners of many keys, in order: the library's batch path, with
+    /// the GIL released while hashing and resolving. `indices=True`: node
+    /// indices into `nodes_by_index()` (a numpy uint32 array when numpy is
+    /// importable, else `array.array("I")`).
+    #[pyo3(signature = (keys, *, indices=false))]
+    fn locate_many<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+        indices: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // Every key's bytes, end to end, copied under the GIL.
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut ends: Vec<usize> = Vec::with_capacity(keys.len().unwrap_or(0));
+        for key in keys.try_iter()? {
+            let key = key?;
+            bytes.extend_from_slice(&key_bytes(&key)?);
+            ends.push(bytes.len());
+        }
+        if !ends.is_empty() && self.keyed.placement().is_empty() {
+            return Err(empty());
+        }
+        let mut ids: Vec<NodeId> = Vec::new();
+        py.detach(|| {
+            let mut start = 0;
+            let slices: Vec<&[u8]> = ends
+                .iter()
+                .map(|&end| {
+                    let key = &bytes[start..end];
+                    start = end;
+                    key
+                })
+                .collect();
+            self.keyed.owners_into(&slices, &mut ids);
+        });
+        if indices {
+            let raw: Vec<u8> = ids.iter().flat_map(|id| id.to_ne_bytes()).collect();
+            let array = py.import("array")?.getattr("array")?.call1(("I",))?;
+            array.call_method1("frombytes", (PyBytes::new(py, &raw),))?;
+            return match py.import("numpy") {
+                Ok(numpy) => numpy.getattr("asarray")?.call1((array, "uint32")),
+                Err(_) => Ok(array),
+            };
+        }
+        let names: Vec<&Py<PyString>> = ids.iter().map(|&id| &self.names[id as usize]).collect();
+        Ok(PyList::new(py, names)?.into_any())
+    }
+
+    /// The 64-bit hash the placement looks `key` up by.
+    fn hash_key(&self, key: &Bound<'_, PyAny>) -> PyResult<u64> {
+        Ok(self.keyed.hash(&key_bytes(key)?))
+    }
+
+    /// A new snapshot with one more node; this one is unchanged.
+    #[pyo3(signature = (name, weight=1.0, zone=None))]
+    fn with_node(
+        &self,
+        py: Python<'_>,
+        name: String,
+        weight: f64,
+        zone: Option<String>,
+    ) -> PyResult<Self> {
+        let mut node = Node::new(name.clone()).weight(weight);
+        if let Some(zone) = zone {
+            node = node.zone(zone);
+        }
+        let placement = self.keyed.placement().with_node(node).map_err(to_py)?;
+        let mut listed = self.listed.clone();
+        listed.push(name);
+        Ok(self.rekeyed(py, placement, listed))
+    }
+
+    /// A new snapshot without the node `name`; this one is unchanged.
+    fn without_node(&self, py: Python<'_>, name: &str) -> PyResult<Self> {
+        let placement = self.keyed.placement().without_node(name).map_err(to_py)?;
+        let listed = self.listed.iter().filter(|n| *n != name).cloned().collect();
+        Ok(self.rekeyed(py, placement, listed))
+    }
+
+    /// Each node's share of the keys, as `ringwise inspect` shows it:
+    /// exact arcs for ring-shaped placements (`"exact": True`), shares of
+    /// 1,000,000 sample keys otherwise.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if self.keyed.placement().is_empty() {
+            return Err(empty());
+        }
+        let ring = self.keyed.placement().as_ring();
+        let stats = match ring {
+            Some(ring) => ring.stats(),
+            None => py.detach(|| sampled(&self.keyed)),
+        };
+        let nodes = PyList::empty(py);
+        for n in &stats.nodes {
+            let node = PyDict::new(py);
+            node.set_item("name", &n.name)?;
+            node.set_item("weight", n.weight)?;
+            node.set_item("zone", &n.zone)?;
+            node.set_item("points", n.points)?;
+            node.set_item("share", n.share)?;
+            node.set_item("expected", n.expected)?;
+            node.set_item("ratio", n.ratio())?;
+            nodes.append(node)?;
+        }
+        let doc = PyDict::new(py);
+        doc.set_item("algorithm", self.algorithm())?;
+        doc.set_item("hash", self.hash())?;
+        doc.set_item("points", ring.map_or(0, |r| r.point_count()))?;
+        doc.set_item("exact", ring.is_some())?;
+        doc.set_item("nodes", nodes)?;
+        doc.set_item("max", stats.max)?;
+        doc.set_item("min", stats.min)?;
+        doc.set_item("spread", stats.spread)?;
+        Ok(doc)
+    }
+}
+
+/// Sample keys of `stats()` for placements without arcs, as `ringwise
+/// inspect`: `inspect:0` .. `inspect:999999`.
+const SAMPLE: u64 = 1_000_000;
+
+/// Shares measured on [`SAMPLE`] keys through the batch path.
+fn sampled(keyed: &Keyed<AnyPlacement>) -> RingStats {
+    const BLOCK: u64 = 1024;
+    let nodes = keyed.placement().nodes();
+    let mut counts = vec![0u64; nodes.len()];
+    let mut keys = vec![String::new(); BLOCK as usize];
+    let mut owners = Vec::with_capacity(BLOCK as usize);
+    for start in (0..SAMPLE).step_by(BLOCK as usize) {
+        let block = &mut keys[..(SAMPLE - start).min(BLOCK) as usize];
+        for (i, key) in (start..).zip(block.iter_mut()) {
+            key.clear();
+            let _ = write!(key, "inspect:{i}");
+        }
+        keyed.owners_into(block, &mut owners);
+        for &id in &owners {
+            counts[id as usize] += 1;
+        }
+    }
+    let shares: Vec<f64> = counts.iter().map(|&c| c as f64 / SAMPLE as f64).collect();
+    RingStats::from_shares(nodes, &[], &shares)
+}
+
+/// Cassandra's Murmur3Partitioner token of `key`.
+#[pyfunction]
+pub fn cassandra_token(key: &Bound<'_, PyAny>) -> PyResult<i64> {
+    Ok(ringwise::cassandra_token(&key_bytes(key)?))
+}

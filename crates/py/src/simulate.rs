@@ -1,0 +1,196 @@
+//! `ringwise.simulate(**options)`: the seed article's experiments, as
+//! `ringwise simulate --format json` runs them, returned as dicts.
+
+use std::str::FromStr;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use ringwise::{Algorithm, Flavor, Params, StableHash};
+use ringwise_sim::{Config, Experiment, Quiet};
+
+use crate::errors::{config_to_py, raise, sim_to_py, to_py};
+
+/// The version of the CLI's JSON documents (`"version"`), as `ringwise
+/// simulate --format json` writes it.
+const JSON_VERSION: u32 = 1;
+
+/// Options that name the run's algorithm and hash; read first.
+const OPTIONS: &[&str] = &[
+    "algo",
+    "hash",
+    "secret",
+    "flavor",
+    "min_ring_size",
+    "max_ring_size",
+    "num_tokens",
+    "keys",
+    "nodes",
+    "vnodes",
+    "seeds",
+    "seed_keys",
+    "failure_vnodes",
+    "weight_vnodes",
+    "rendezvous_keys",
+    "experiments",
+    "rps",
+    "hit_rate",
+    "data",
+    "compare",
+    "epsilon",
+];
+
+fn bad(option: &str, message: impl Into<String>) -> PyErr {
+    raise(
+        "InvalidParameterError",
+        format!("{option}: {}", message.into()),
+    )
+}
+
+/// A list option: a list of ints, one int, or `"1,10,100"` as on the
+/// command line.
+fn int_list(option: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+    if let Ok(text) = value.cast::<PyString>() {
+        return text
+            .to_cow()?
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                s.parse()
+                    .map_err(|_| bad(option, format!("{s:?} is not a whole number")))
+            })
+            .collect();
+    }
+    if let Ok(one) = value.extract::<u32>() {
+        return Ok(vec![one]);
+    }
+    value.extract::<Vec<u32>>()
+}
+
+/// `ringwise.simulate(**options) -> dict`: the run's JSON figures.
+#[pyfunction]
+#[pyo3(signature = (**options))]
+pub fn simulate(py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
+    let get = |name: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+        match options {
+            Some(o) => Ok(o.get_item(name)?.filter(|v| !v.is_none())),
+            None => Ok(None),
+        }
+    };
+    if let Some(options) = options {
+        for key in options.keys() {
+            let key: String = key.extract()?;
+            if !OPTIONS.contains(&key.as_str()) {
+                return Err(PyTypeError::new_err(format!(
+                    "simulate() got an unexpected option {key:?}: expected one of {}",
+                    OPTIONS.join(", ")
+                )));
+            }
+        }
+    }
+    let defaults = Config::default();
+    let algo = match get("algo")? {
+        Some(a) => Algorithm::from_str(&a.extract::<String>()?).map_err(to_py)?,
+        None => defaults.algo,
+    };
+    let mut params = Params::DEFAULT;
+    if let Some(f) = get("flavor")? {
+        params.flavor = Flavor::from_str(&f.extract::<String>()?).map_err(to_py)?;
+    }
+    let mut ring_size_given = false;
+    if let Some(v) = get("min_ring_size")? {
+        params.min_ring_size = v.extract()?;
+        ring_size_given = true;
+    }
+    if let Some(v) = get("max_ring_size")? {
+        params.max_ring_size = v.extract()?;
+        ring_size_given = true;
+    }
+    if let Some(v) = get("num_tokens")? {
+        params.num_tokens = v.extract()?;
+    }
+    if ring_size_given {
+        ringwise::EnvoyRing::new(params.min_ring_size, params.max_ring_size).map_err(to_py)?;
+    }
+    let secret: Option<String> = get("secret")?.map(|s| s.extract()).transpose()?;
+    let hash = match get("hash")? {
+        Some(h) => {
+            StableHash::from_name(&h.extract::<String>()?, secret.as_deref()).map_err(to_py)?
+        }
+        None => Config::default_hash_for(algo, &params),
+    };
+    algo.check_hash(hash).map_err(to_py)?;
+    let mut experiments = match get("experiments")? {
+        None => defaults.experiments.clone(),
+        Some(list) => {
+            let names: Vec<String> = match list.cast::<PyString>() {
+                Ok(text) => text
+                    .to_cow()?
+                    .split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+                Err(_) => list.extract()?,
+            };
+            let mut experiments = Vec::new();
+            for name in names {
+                let e = Experiment::from_str(&name).map_err(config_to_py)?;
+                if !experiments.contains(&e) {
+                    experiments.push(e);
+                }
+            }
+            experiments
+        }
+    };
+    if get("compare")?.map(|c| c.is_truthy()).transpose()? == Some(true) {
+        for e in [Experiment::Compare, Experiment::Bounded] {
+            if !experiments.contains(&e) {
+                experiments.push(e);
+            }
+        }
+    }
+    experiments.sort();
+    let data_bytes = match get("data")? {
+        None => defaults.data_bytes,
+        Some(d) => match d.cast::<PyString>() {
+            Ok(text) => {
+                ringwise_sim::cost::parse_size(&text.to_cow()?).map_err(|m| bad("data", m))?
+            }
+            Err(_) => d.extract()?,
+        },
+    };
+    let list = |name: &str, default: &Vec<u32>| -> PyResult<Vec<u32>> {
+        get(name)?.map_or(Ok(default.clone()), |v| int_list(name, &v))
+    };
+    let config = Config {
+        algo,
+        hash,
+        params,
+        keys: get("keys")?.map_or(Ok(defaults.keys), |v| v.extract())?,
+        nodes: get("nodes")?.map_or(Ok(defaults.nodes), |v| v.extract())?,
+        vnodes: list("vnodes", &defaults.vnodes)?,
+        seeds: get("seeds")?.map_or(Ok(defaults.seeds), |v| v.extract())?,
+        seed_keys: get("seed_keys")?.map_or(Ok(defaults.seed_keys), |v| v.extract())?,
+        failure_vnodes: list("failure_vnodes", &defaults.failure_vnodes)?,
+        weight_vnodes: list("weight_vnodes", &defaults.weight_vnodes)?,
+        rendezvous_keys: get("rendezvous_keys")?
+            .map_or(Ok(defaults.rendezvous_keys), |v| v.extract())?,
+        experiments,
+        rps: get("rps")?.map_or(Ok(defaults.rps), |v| v.extract())?,
+        hit_rate: get("hit_rate")?.map_or(Ok(defaults.hit_rate), |v| v.extract())?,
+        data_bytes,
+        epsilon: get("epsilon")?.map_or(Ok(defaults.epsilon), |v| v.extract())?,
+    };
+    config.validate().map_err(config_to_py)?;
+    let report = py
+        .detach(|| ringwise_sim::run(&config, &Quiet))
+        .map_err(sim_to_py)?;
+    let mut document = serde_json::to_value(&report)
+        .map_err(|e| raise("Error", format!("cannot write the report as JSON: {e}")))?;
+    if let Some(map) = document.as_object_mut() {
+        map.insert("version".into(), JSON_VERSION.into());
+    }
+    let text = ringwise_sim::render::rounded(document).to_string();
+    Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+}
