@@ -77,8 +77,8 @@ def rendezvous(key: str, nodes: Iterable[str]) -> str:
     return max(nodes, key=lambda node: ring_hash(f"{node}:{key}"))
 
 
-def _raise_empty(*_args: object) -> Any:
-    raise ringwise.EmptyError("the ring has no nodes")
+def _empty() -> ringwise.EmptyError:
+    return ringwise.EmptyError("the ring has no nodes")
 
 
 class ConsistentHashRing:
@@ -199,8 +199,8 @@ class ConsistentHashRing:
         """The node owning ``key``: the first point at or after its hash, wrapping."""
         placement = self._placement
         if placement is None:
-            _raise_empty()
-        return placement.locate(key)  # type: ignore[union-attr]
+            raise _empty()
+        return placement.locate(key)
 
     def get_nodes(self, key: Union[str, bytes], count: int) -> List[str]:
         """The first ``count`` distinct nodes clockwise from ``key`` (for replicas)."""
@@ -209,10 +209,10 @@ class ConsistentHashRing:
             raise ValueError(f"count must not be negative, got {count}")
         placement = self._placement
         if placement is None:
-            _raise_empty()
+            raise _empty()
         if count == 0:
             return []
-        return placement.replicas(key, count)  # type: ignore[union-attr]
+        return placement.replicas(key, count)
 
     @property
     def nodes(self) -> Dict[str, int]:
