@@ -136,10 +136,14 @@ def main(argv: list[str]) -> int:
     loop = per_call_ns(noop, keys, repeats)
     g_ours = per_call_ns(ours.get_node, keys, repeats)
     g_art = per_call_ns(article.get_node, keys, max(2, repeats // 2))
-    g_uh = None
+    g_uh = g_cuh = None
     if uhashring is not None:
         uh = uhashring.HashRing(nodes=nodes, hash_fn="ketama")
         g_uh = per_call_ns(uh.get_node, keys, max(2, repeats // 2))
+        cuh = compat.HashRing(nodes=nodes, hash_fn="ketama")
+        assert [cuh.get_node(k) for k in sample] == [uh.get_node(k) for k in sample]
+        g_cuh = per_call_ns(cuh.get_node, keys, repeats)
+    locate_b = per_call_ns(placement.locate, bkeys, repeats)
     locate = per_call_ns(placement.locate, keys, repeats)
     hash_key = per_call_ns(placement.hash_key, keys, repeats)
     md5_py = per_call_ns(lambda k: hashlib.md5(k).digest(), bkeys, repeats)
@@ -151,7 +155,10 @@ def main(argv: list[str]) -> int:
     row("article's ConsistentHashRing.get_node (pure Python)", f"{g_art:.0f} ns/call")
     row("uhashring.HashRing(hash_fn='ketama').get_node (100 nodes)",
         f"{g_uh:.0f} ns/call" if g_uh else "not installed")
+    row("compat.HashRing(hash_fn='ketama').get_node (100 nodes, uhashring's ring)",
+        f"{g_cuh:.0f} ns/call" if g_cuh else "not installed")
     row("Placement.locate (the native call compat makes)", f"{locate:.0f} ns/call")
+    row("Placement.locate with bytes keys (no UTF-8 conversion)", f"{locate_b:.0f} ns/call")
     row("Placement.hash_key (native call + MD5 of the key in Rust)", f"{hash_key:.0f} ns/call")
     row("hashlib.md5(key).digest() alone (Python)", f"{md5_py:.0f} ns/call")
     row("Placement.locate_many per key (MD5 + search, no per-key call)", f"{many_key:.0f} ns/key")
@@ -182,6 +189,8 @@ def main(argv: list[str]) -> int:
     md5_share = hash_key / g_ours
     print(f"get_node: {vs_art:.1f}x faster than the article's class, {vs_uh:.1f}x faster than uhashring"
           f" (target >= 12x): {'MET' if min(vs_art, vs_uh) >= 12 else 'MISSED'}")
+    if g_uh and g_cuh:
+        print(f"  same ring as uhashring: compat.HashRing {g_uh / g_cuh:.1f}x faster than uhashring")
     print(f"  of compat's {g_ours:.0f} ns: loop+call {loop:.0f} ns, native locate {locate:.0f} ns,"
           f" of which hash_key (call + Rust MD5) {hash_key:.0f} ns ({md5_share:.0%} of get_node);"
           f" Python's own md5 {md5_py:.0f} ns")
