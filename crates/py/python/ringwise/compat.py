@@ -140,8 +140,6 @@ class ConsistentHashRing:
       ``ValueError``; the article returns every node for both.
     """
 
-    __slots__ = ("vnodes", "_placement", "_members", "_lock", "__weakref__")
-
     def __init__(self, vnodes: int = 100) -> None:
         vnodes = operator.index(vnodes)
         if vnodes < 1:
@@ -163,6 +161,15 @@ class ConsistentHashRing:
         )
         self._members = members
         self._placement = placement  # the one assignment readers see
+        # Fast path: on a non-empty ring, `ring.get_node` is the snapshot's own
+        # native `locate` (an instance attribute shadowing the method below),
+        # which saves the Python frame of a wrapper (about 40-100 ns of the
+        # ~450 ns a lookup costs). It is rebound right after `_placement`, to
+        # the same snapshot; a reader that fetched either sees a whole ring.
+        if placement is None:
+            self.__dict__.pop("get_node", None)
+        else:
+            self.__dict__["get_node"] = placement.locate
 
     def add_node(self, node: str, weight: int = 1) -> None:
         """Put ``node`` on the ring with ``vnodes * weight`` points."""
