@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use pyo3::exceptions::{PyOSError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use ringwise::{
     Algorithm, AnyPlacement, ClusterSpec, Flavor, HashTag, Keyed, Node, NodeId, Params,
     Placement as _, RingStats, StableHash,
@@ -71,6 +71,35 @@ fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
         "a key must be str or bytes, not {}",
         key.get_type().name()?
     )))
+}
+
+/// The keys of a list or tuple of ASCII `str` as one encoded `bytes`, with
+/// each key's end in `ends`; `None` (and `ends` unspecified) for anything
+/// else, which the caller then takes key by key.
+fn ascii_joined<'py>(
+    keys: &Bound<'py, PyAny>,
+    ends: &mut Vec<usize>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let py = keys.py();
+    if !(keys.is_instance_of::<PyList>() || keys.is_instance_of::<PyTuple>()) {
+        return Ok(None);
+    }
+    // `"".join` refuses anything but str.
+    let Ok(joined) = PyString::new(py, "").call_method1("join", (keys,)) else {
+        return Ok(None);
+    };
+    let encoded = joined.call_method0("encode")?.cast_into::<PyBytes>()?;
+    // Bytes == code points only when every key is ASCII.
+    if encoded.as_bytes().len() != joined.len()? {
+        return Ok(None);
+    }
+    let mut end = 0;
+    ends.reserve(keys.len()?);
+    for key in keys.try_iter()? {
+        end += key?.len()?;
+        ends.push(end);
+    }
+    Ok(Some(encoded))
 }
 
 /// One node from a name, a `(name, weight)` or a `(name, weight, zone)`.
@@ -301,14 +330,26 @@ impl Placement {
         keys: &Bound<'py, PyAny>,
         indices: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        // Every key's bytes, end to end, copied under the GIL.
-        let mut bytes: Vec<u8> = Vec::new();
-        let mut ends: Vec<usize> = Vec::with_capacity(keys.len().unwrap_or(0));
-        for key in keys.try_iter()? {
-            let key = key?;
-            bytes.extend_from_slice(&key_bytes(&key)?);
-            ends.push(bytes.len());
-        }
+        // Every key's bytes, end to end, under the GIL: one encoding of the
+        // joined keys when they are a list or tuple of ASCII str (no
+        // per-key bytes object), else each key's bytes copied in turn.
+        let mut ends: Vec<usize> = Vec::new();
+        let encoded = ascii_joined(keys, &mut ends)?;
+        let joined = match &encoded {
+            Some(encoded) => Cow::Borrowed(encoded.as_bytes()),
+            None => {
+                let mut bytes: Vec<u8> = Vec::new();
+                ends.clear();
+                ends.reserve(keys.len().unwrap_or(0));
+                for key in keys.try_iter()? {
+                    let key = key?;
+                    bytes.extend_from_slice(&key_bytes(&key)?);
+                    ends.push(bytes.len());
+                }
+                Cow::Owned(bytes)
+            }
+        };
+        let bytes: &[u8] = &joined;
         if !ends.is_empty() && self.keyed.placement().is_empty() {
             return Err(empty());
         }
