@@ -438,3 +438,14 @@ def test_no_crash_on_garbage(nodes, algorithm, hash, keys, extra):
         except DOCUMENTED:
             continue
         assert isinstance(q, Placement)
+
+
+def test_locate_many_takes_any_sequence_of_keys():
+    p = Placement(NODES)
+    ascii_keys = [f"k{i}" for i in range(300)]
+    one = [p.locate(k) for k in ascii_keys]
+    assert p.locate_many(tuple(ascii_keys)) == one
+    assert p.locate_many(ascii_keys + ["é"]) == one + [p.locate("é")]
+    assert p.locate_many(ascii_keys + [b"k1"]) == one + [p.locate("k1")]
+    assert p.locate_many(k for k in ascii_keys) == one
+    assert p.locate_many({"only": 1}) == [p.locate("only")]
