@@ -237,3 +237,8 @@ __all__ = [
     "cassandra_token",
     "simulate",
 ]
+
+# The drop-ins (the article's ConsistentHashRing, uhashring's HashRing),
+# importable as ringwise.compat after a bare `import ringwise`. Last: it
+# builds on the names above.
+from . import compat  # noqa: E402
