@@ -103,10 +103,12 @@ impl ClusterArgs {
                 )));
             }
         };
-        // The file's hash stands unless --algo changes the algorithm.
-        let mut keep_hash = file_names_hash;
+        // A hash the file names stands, also when --algo changes the
+        // algorithm: a `siphash` with its secret must never fall back to an
+        // unkeyed default without a word. If the new algorithm cannot use
+        // it, the build refuses the pair (exit 2, naming --algo/--hash).
+        let keep_hash = file_names_hash;
         if let Some(algorithm) = self.algo.algo {
-            keep_hash &= algorithm == spec.algorithm;
             spec.algorithm = algorithm;
         }
         let algorithm = spec.algorithm;
@@ -192,7 +194,7 @@ impl ClusterArgs {
         let reads = algorithm.reads();
         let given = self.given();
         for (name, _) in given.iter().filter(|&&(n, g)| g && !reads.contains(&n)) {
-            eprintln!(
+            say!(
                 "ringwise: warning: --{} is ignored: {algorithm} does not read it ({})",
                 name.replace('_', "-"),
                 read_by(name)
@@ -200,7 +202,7 @@ impl ClusterArgs {
         }
         for name in spec.ignored_params() {
             if !given.contains(&(name, true)) {
-                eprintln!(
+                say!(
                     "ringwise: warning: `{name}` in the cluster file is ignored: \
                      {algorithm} does not read it ({})",
                     read_by(name)
@@ -238,7 +240,7 @@ fn note_slow_build(spec: &ClusterSpec) {
         .map(|n| point_count(spec.params.vnodes, n.weight))
         .fold(0, u64::saturating_add);
     if points > SLOW_BUILD_POINTS && points <= spec.params.max_points {
-        eprintln!(
+        say!(
             "ringwise: note: building a ring of {points} points: about {:.0} s and {} MB",
             (points as f64 / 6e6).ceil(),
             points * 30 / 1_000_000

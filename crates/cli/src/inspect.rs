@@ -67,7 +67,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         // unevenly depends on the key set (4 nodes: a node with 8.9 % of
         // the arcs got 11 % of `key-0..20000`), so no share printed here
         // can hold for every key set.
-        eprintln!(
+        say!(
             "ringwise: warning: {} does not spread similar keys evenly over a ring: \
              real keys may get shares several points away from these arcs; prefer xxh3 \
              unless a peer's placement must be matched",

@@ -47,7 +47,7 @@ impl Keys<'_> {
     /// Tells a person at a terminal that keys are read from stdin.
     pub fn prompt(&self) {
         if self.args.is_empty() && io::stdin().is_terminal() {
-            eprintln!("ringwise: reading keys from stdin, one per line; Ctrl-D to end");
+            say!("ringwise: reading keys from stdin, one per line; Ctrl-D to end");
         }
     }
 

@@ -91,7 +91,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         false => None,
     };
     if zoned.is_some() && keyed.placement().nodes().iter().all(|n| n.zone.is_none()) {
-        eprintln!(
+        say!(
             "ringwise: warning: --zones: no node has a zone, so replicas follow plain ring \
              order; give zones as NAME@ZONE or `zone = \"...\"`"
         );
@@ -140,7 +140,9 @@ fn replicas(
     out: &mut Printer<'_>,
 ) -> Result<(), Failure> {
     let r = args.replicas as usize;
-    let mut ids = Vec::with_capacity(r);
+    // No key has more replicas than there are nodes: reserve for those, not
+    // for whatever `--replicas` says (4294967295 would reserve 16 GiB).
+    let mut ids = Vec::with_capacity(r.min(keyed.placement().len()));
     args.keys()
         .for_each_block(|block, flush| {
             for key in block {

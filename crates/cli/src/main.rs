@@ -21,6 +21,16 @@
 //! - 66 (EX_NOINPUT): the cluster file cannot be read;
 //! - 74 (EX_IOERR): reading keys, writing results or writing charts failed.
 
+/// `eprintln!` that cannot panic: when stderr is a closed pipe (its reader
+/// went away) the message is lost, never the command's own exit code.
+/// Every message of the CLI goes through it.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod algo;
 mod cluster;
 mod format;
@@ -150,7 +160,7 @@ fn main() -> ExitCode {
         // `ringwise lookup ... | head` closes our stdout early: not an error.
         Err(f) if broken_pipe(&f.error) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("ringwise: error: {:#}", f.error);
+            say!("ringwise: error: {:#}", f.error);
             ExitCode::from(f.code)
         }
     }

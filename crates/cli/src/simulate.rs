@@ -108,7 +108,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let mut plots = Vec::new();
     if let Some(dir) = &args.plot {
         if !ringwise_sim::plot::has_charts(&report) {
-            eprintln!(
+            say!(
                 "ringwise: warning: --plot {}: nothing to chart; charts come from the single, seeds, \
                  failure and compare experiments, and none of them ran",
                 dir.display()

@@ -10,5 +10,6 @@ mod cli;
 mod compat;
 mod compat_cli;
 mod issue8;
+mod regressions;
 mod simulate;
 mod simulate_peer;

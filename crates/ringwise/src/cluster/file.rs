@@ -210,8 +210,11 @@ impl ClusterSpec {
                 };
                 return Err(at(span.unwrap_or_else(|| name.span()), field, e));
             }
-            let line = line_of(text, name.span().start);
-            if let Some(first) = seen.insert(name.get_ref(), line) {
+            // Where each name starts, as a byte offset: its line is counted
+            // only for an error (counting it for every node made parsing
+            // quadratic in the number of nodes).
+            if let Some(first) = seen.insert(name.get_ref(), name.span().start) {
+                let first = line_of(text, first);
                 let e = Error::ClusterFile {
                     line: None,
                     field: None,
