@@ -1,6 +1,7 @@
 //! Bounded loads: no node above `⌈(1+ε)·m·share⌉`, on skewed keys too.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -124,4 +125,79 @@ fn bad_epsilon_and_empty_placements() {
     let bounded = Bounded::new(empty, 0.25).expect("valid epsilon");
     assert!(bounded.acquire(1).is_none());
     assert!(bounded.assign(&[1, 2, 3]).is_empty());
+}
+
+/// A placement that counts how many preference-list entries it was asked
+/// for, to check what `assign` reads.
+#[derive(Debug)]
+struct Counting {
+    inner: Ring,
+    asked: AtomicUsize,
+}
+
+impl Placement for Counting {
+    fn owner(&self, hash: u64) -> Option<NodeId> {
+        self.asked.fetch_add(1, Ordering::Relaxed);
+        self.inner.owner(hash)
+    }
+
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        self.asked.fetch_add(n, Ordering::Relaxed);
+        self.inner.replicas_into(hash, n, out);
+    }
+
+    fn nodes(&self) -> &ringwise::NodeTable {
+        self.inner.nodes()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.inner.heap_bytes()
+    }
+
+    fn with_node(&self, _: Node) -> Result<Self, Error> {
+        unreachable!("not used")
+    }
+
+    fn without_node(&self, _: &str) -> Result<Self, Error> {
+        unreachable!("not used")
+    }
+}
+
+/// Issue 13, item 2: `assign` built every key's whole preference list (N
+/// nodes), so 10,000 nodes cost 104 ms per key. It must read the owner and
+/// only as much of the list as the spills need: here, with ε = 0.25 over
+/// 200 nodes, a few entries per key instead of 200. The answers are the
+/// same as the whole list's (the first node with room).
+#[test]
+fn issue13_2_bounded_assign_walks_only_as_far_as_needed() {
+    let nodes = 200;
+    let placement = Counting {
+        inner: ring(nodes, 40),
+        asked: AtomicUsize::new(0),
+    };
+    let hashes: Vec<u64> = (0..5_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    let bounded = Bounded::new(placement, 0.25).expect("valid epsilon");
+    let owners = bounded.assign(&hashes);
+    let asked = bounded.placement().asked.load(Ordering::Relaxed);
+    assert!(
+        asked < 8 * hashes.len(),
+        "{asked} preference entries read for {} keys",
+        hashes.len()
+    );
+    // The same picks as walking each key's whole preference list.
+    let m = hashes.len() as u64;
+    let mut load = vec![0u64; nodes];
+    let mut list = Vec::new();
+    for (&h, &got) in hashes.iter().zip(&owners) {
+        bounded.placement().inner.replicas_into(h, nodes, &mut list);
+        let want = list
+            .iter()
+            .copied()
+            .find(|&id| load[id as usize] < bounded.capacity(id, m))
+            .expect("room somewhere");
+        assert_eq!(got, want);
+        load[want as usize] += 1;
+    }
 }
