@@ -46,7 +46,10 @@ pub struct Args {
     zones: bool,
     /// Bounded loads: place the given keys (all of them are read first) so
     /// that no node holds more than (1 + EPSILON) x its fair share.
-    #[arg(long, value_name = "EPSILON", conflicts_with_all = ["zones", "replicas"])]
+    // A negative value is a value to refuse with the reason, not a flag
+    // (clap's tip would make `-- -0.5` a key).
+    #[arg(long, value_name = "EPSILON", conflicts_with_all = ["zones", "replicas"],
+          allow_negative_numbers = true)]
     epsilon: Option<f64>,
     /// Flush the output after every key (by default it is flushed whenever
     /// the input has no more keys ready).

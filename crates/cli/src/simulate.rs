@@ -82,7 +82,7 @@ pub struct Args {
     #[arg(long)]
     compare: bool,
     /// Load bound of the bounded experiment: (1 + EPSILON) x the mean.
-    #[arg(long, default_value_t = 0.25)]
+    #[arg(long, default_value_t = 0.25, allow_negative_numbers = true)]
     epsilon: f64,
     /// Output: terminal tables, one JSON document, or CSV sections.
     #[arg(long, default_value_t = Format::Text, value_parser = Format::parser(&Format::ALL))]

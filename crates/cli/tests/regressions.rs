@@ -79,3 +79,22 @@ fn issue13_6_a_closed_stderr_keeps_the_exit_code() {
         .expect("ringwise runs");
     assert_eq!(status.code(), Some(65));
 }
+
+/// Item 8: `--epsilon -0.5` got clap's tip to write `-- -0.5`, which would
+/// have made it a key. It is a value, refused with the reason (exit 2).
+#[test]
+fn issue13_8_a_negative_epsilon_is_refused_as_a_value() {
+    for args in [
+        &["lookup", "--nodes", "a,b", "--epsilon", "-0.5", "k"][..],
+        &["simulate", "--compare", "--epsilon", "-0.5"][..],
+    ] {
+        let out = ringwise(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let message = stderr(&out);
+        assert!(
+            message.contains("-0.5") && message.contains("above 0"),
+            "{message}"
+        );
+        assert!(!message.contains("tip"), "{message}");
+    }
+}
