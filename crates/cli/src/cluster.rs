@@ -248,11 +248,31 @@ fn note_slow_build(spec: &ClusterSpec) {
     }
 }
 
+/// The largest cluster file read: 64 MiB, 20 times a 100,000-node file
+/// (about 3 MB). A bigger one (`--cluster /dev/urandom`) is refused after
+/// reading at most one byte past the cap, not after gigabytes.
+const MAX_CLUSTER_FILE_BYTES: u64 = 64 << 20;
+
 /// The spec in the file at `path`, and whether the file names its hash.
 fn read_file(path: &PathBuf) -> Result<(ClusterSpec, bool), Failure> {
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("cannot read cluster file {}", path.display()))
-        .map_err(Failure::no_input)?;
+    use std::io::Read as _;
+    let unreadable = |e: std::io::Error| {
+        Failure::no_input(
+            anyhow::Error::new(e).context(format!("cannot read cluster file {}", path.display())),
+        )
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CLUSTER_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > MAX_CLUSTER_FILE_BYTES {
+        return Err(Failure::data(anyhow!(
+            "{}: a cluster file is at most 64 MiB (a 100,000-node file is about 3 MB); \
+             is this the right file?",
+            path.display()
+        )));
+    }
     // Read, but not text: bad data, like any other mistake in the file.
     let text = String::from_utf8(bytes).map_err(|e| {
         Failure::data(anyhow!(

@@ -98,3 +98,24 @@ fn issue13_8_a_negative_epsilon_is_refused_as_a_value() {
         assert!(!message.contains("tip"), "{message}");
     }
 }
+
+/// Item 4 (simulate): `--nodes 4294967295` tried to allocate 103 GB and
+/// `--nodes 1000000` ran 78 s before aborting; the run's size is checked
+/// before anything is built, exit 2.
+#[test]
+fn issue13_4_simulate_checks_the_run_size_up_front() {
+    for nodes in ["4294967295", "1000000"] {
+        let out = ringwise(&["simulate", "--nodes", nodes, "--keys", "100"], b"");
+        assert_eq!(out.status.code(), Some(2), "{nodes}: {}", stderr(&out));
+        assert!(stderr(&out).contains("point budget"), "{}", stderr(&out));
+    }
+}
+
+/// Item 7: `--cluster /dev/urandom` read gigabytes before checking
+/// anything; a cluster file is capped at 64 MiB, bad data (exit 65).
+#[test]
+fn issue13_7_cluster_files_have_a_size_cap() {
+    let out = ringwise(&["lookup", "--cluster", "/dev/zero", "k"], b"");
+    assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
+    assert!(stderr(&out).contains("at most 64 MiB"), "{}", stderr(&out));
+}

@@ -286,6 +286,30 @@ impl Config {
                 ),
             ));
         }
+        // The whole run's size, before anything is built: the largest ring
+        // is N + 1 nodes (weight up to 2 in the weights experiment) at the
+        // largest vnodes value, or at least 160 points a node for the
+        // flavours; past the point budget the run would fail (or exhaust
+        // memory) after minutes of work.
+        let largest_vnodes = [&self.vnodes, &self.failure_vnodes, &self.weight_vnodes]
+            .iter()
+            .flat_map(|list| list.iter().copied())
+            .max()
+            .unwrap_or(1)
+            .max(160);
+        let points = (u64::from(self.nodes) + 1) * 2 * u64::from(largest_vnodes);
+        if points > ringwise::MAX_POINTS {
+            return Err(ConfigError::new(
+                "nodes",
+                format!(
+                    "{} nodes at up to {largest_vnodes} virtual nodes make rings of up to \
+                     {points} points, over the {} point budget; lower --nodes or the \
+                     vnodes lists",
+                    self.nodes,
+                    ringwise::MAX_POINTS
+                ),
+            ));
+        }
         if !(0.0..=1.0).contains(&self.hit_rate) {
             return Err(ConfigError::new(
                 "hit-rate",
