@@ -18,7 +18,6 @@
 //! rounds, and switches to scientific notation for numbers too small or
 //! too large to read (a node of weight 1e-6 next to one of 1e6).
 
-use std::fmt::Write as _;
 use std::io::Write;
 
 use anyhow::anyhow;
@@ -76,7 +75,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let stats = match ring {
         Some(ring) => ring.stats(),
-        None => sampled(&keyed),
+        None => keyed.sampled_stats(SAMPLE),
     };
     let points = ring.map_or(0, |r| r.point_count());
     let mut out = std::io::stdout().lock();
@@ -186,31 +185,8 @@ fn settings(spec: &ClusterSpec) -> Vec<(&'static str, serde_json::Value)> {
         .collect()
 }
 
+/// Sample keys of the shares of placements without arcs.
 const SAMPLE: u64 = 1_000_000;
-
-/// Sample keys resolved per batch call.
-const BLOCK: u64 = 1024;
-
-/// Shares measured on `SAMPLE` keys, for placements without arcs.
-fn sampled(keyed: &Keyed<AnyPlacement>) -> RingStats {
-    let nodes = keyed.placement().nodes();
-    let mut counts = vec![0u64; nodes.len()];
-    let mut keys = vec![String::new(); BLOCK as usize];
-    let mut owners = Vec::with_capacity(BLOCK as usize);
-    for start in (0..SAMPLE).step_by(BLOCK as usize) {
-        let block = &mut keys[..(SAMPLE - start).min(BLOCK) as usize];
-        for (i, key) in (start..).zip(block.iter_mut()) {
-            key.clear();
-            let _ = write!(key, "inspect:{i}");
-        }
-        keyed.owners_into(block, &mut owners);
-        for &id in &owners {
-            counts[id as usize] += 1;
-        }
-    }
-    let shares: Vec<f64> = counts.iter().map(|&c| c as f64 / SAMPLE as f64).collect();
-    RingStats::from_shares(nodes, &[], &shares)
-}
 
 fn table(
     spec: &ClusterSpec,

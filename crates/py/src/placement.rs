@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use ringwise::{
     Algorithm, AnyPlacement, ClusterSpec, Flavor, HashTag, Keyed, Node, NodeId, Params,
-    Placement as _, RingStats, StableHash,
+    Placement as _, StableHash,
 };
 
 use crate::errors::{empty, to_py};
@@ -420,7 +420,7 @@ impl Placement {
         let ring = self.keyed.placement().as_ring();
         let stats = match ring {
             Some(ring) => ring.stats(),
-            None => py.detach(|| sampled(&self.keyed)),
+            None => py.detach(|| self.keyed.sampled_stats(SAMPLE)),
         };
         let nodes = PyList::empty(py);
         for n in &stats.nodes {
@@ -448,30 +448,8 @@ impl Placement {
 }
 
 /// Sample keys of `stats()` for placements without arcs, as `ringwise
-/// inspect`: `inspect:0` .. `inspect:999999`.
+/// inspect`.
 const SAMPLE: u64 = 1_000_000;
-
-/// Shares measured on [`SAMPLE`] keys through the batch path.
-fn sampled(keyed: &Keyed<AnyPlacement>) -> RingStats {
-    const BLOCK: u64 = 1024;
-    let nodes = keyed.placement().nodes();
-    let mut counts = vec![0u64; nodes.len()];
-    let mut keys = vec![String::new(); BLOCK as usize];
-    let mut owners = Vec::with_capacity(BLOCK as usize);
-    for start in (0..SAMPLE).step_by(BLOCK as usize) {
-        let block = &mut keys[..(SAMPLE - start).min(BLOCK) as usize];
-        for (i, key) in (start..).zip(block.iter_mut()) {
-            key.clear();
-            let _ = write!(key, "inspect:{i}");
-        }
-        keyed.owners_into(block, &mut owners);
-        for &id in &owners {
-            counts[id as usize] += 1;
-        }
-    }
-    let shares: Vec<f64> = counts.iter().map(|&c| c as f64 / SAMPLE as f64).collect();
-    RingStats::from_shares(nodes, &[], &shares)
-}
 
 /// Cassandra's Murmur3Partitioner token of `key`.
 #[pyfunction]
