@@ -32,6 +32,10 @@
 
 #[path = "../../ringwise/tests/support/process.rs"]
 mod process;
+#[path = "../../ringwise/tests/support/redis.rs"]
+mod redis;
+#[path = "../../ringwise/tests/support/rng.rs"]
+mod rng;
 
 mod cassandra;
 mod ketama;
@@ -45,33 +49,12 @@ use std::process::Command;
 
 use crate::support::{assert_success, ringwise, stdout};
 
+use rng::Rng;
+
 const INSTALL_HINT: &str = "run scripts/install-test-deps; these tests are never skipped";
 
 /// Mismatches shown when a peer and ringwise disagree.
 const SHOWN: usize = 10;
-
-/// SplitMix64: a small seeded generator, enough for test inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (the modulo bias is irrelevant here).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn between(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.below(hi - lo + 1)
-    }
-}
 
 /// `n` distinct keys of 1 to 40 characters: nine in ten printable ASCII
 /// without space or backslash, the rest with non-ASCII characters (two-,

@@ -23,24 +23,12 @@ use std::process::Command;
 use ringwise::cassandra_token;
 
 use crate::support::process::{output, scratch_dir};
+use crate::support::rng::Rng;
 
 const SEED: u64 = 0xCA55_A4D2;
 const KEYS: usize = 10_000;
 const INSTALL_HINT: &str = "run scripts/install-test-deps (it makes the venv target/peers-venv \
                             with cassandra-driver); this test is never skipped";
-
-/// SplitMix64: a small seeded generator, enough for test keys.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().fold(String::new(), |mut s, b| {

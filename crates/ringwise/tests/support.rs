@@ -3,6 +3,8 @@
 //! processes that cannot outlive a failing test (`support/process.rs`).
 
 pub mod process;
+pub mod redis;
+pub mod rng;
 
 use std::collections::HashSet;
 use std::fmt::Debug;

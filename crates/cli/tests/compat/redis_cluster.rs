@@ -13,15 +13,12 @@
 //! test meant), and `ringwise lookup` on a cluster file with the same table
 //! must name the same owner for every key.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use super::process::{Guard, free_port, scratch_dir};
+use super::redis::{Connection, Server, encode};
 use super::{Rng, assert_agree, cluster_file, random_keys, ringwise_lookup};
 use crate::support::TempDir;
 
@@ -32,8 +29,6 @@ const SLOTS: u16 = 16_384;
 const KEYS: usize = 10_000;
 const BATCH: usize = 1_000;
 const READY_WITHIN: Duration = Duration::from_secs(20);
-const INSTALL_HINT: &str = "run scripts/install-test-deps (it installs the Debian package \
-                            `redis-server`); this test is never skipped";
 
 /// Inclusive slot ranges per node.
 type Table = Vec<Vec<(u16, u16)>>;
@@ -62,124 +57,12 @@ fn random_table(rng: &mut Rng) -> Table {
     table
 }
 
-/// A running node; dropping it kills the process and removes its
-/// directory (the [`Guard`] does).
-struct Node {
-    process: Guard,
-    port: u16,
-}
-
-impl Node {
-    fn spawn() -> Node {
-        let dir = scratch_dir("ringwise-redis-cluster");
-        let log = File::create(dir.join("redis.log")).expect("create the log file");
-        let port = free_port();
-        let mut command = Command::new("redis-server");
-        command
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--cluster-enabled", "yes", "--cluster-config-file"])
-            .arg(dir.join("nodes.conf"))
-            .arg("--dir")
-            .arg(&dir)
-            .args(["--save", "", "--appendonly", "no"])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("clone the log handle"))
-            .stderr(log);
-        Node {
-            process: Guard::spawn(&mut command, dir, INSTALL_HINT),
-            port,
-        }
-    }
-
-    fn name(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-
-    fn connect(&self) -> std::io::Result<Connection> {
-        let stream = TcpStream::connect(("127.0.0.1", self.port))?;
-        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-        Ok(Connection {
-            reader: BufReader::new(stream.try_clone()?),
-            stream,
-        })
-    }
-
-    /// A connection once the node answers PING.
-    fn ready(&mut self, deadline: Instant) -> Result<Connection, String> {
-        loop {
-            if let Some(status) = self.process.exited() {
-                return Err(format!("redis-server exited ({status}): {}", self.log()));
-            }
-            if let Ok(mut conn) = self.connect()
-                && conn.command(&[b"PING"]).is_ok_and(|r| r == "PONG")
-            {
-                return Ok(conn);
-            }
-            if Instant::now() > deadline {
-                return Err(format!("no PONG: {}", self.log()));
-            }
-            sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.process.dir().join("redis.log")).unwrap_or_default()
-    }
-}
-
-struct Connection {
-    stream: TcpStream,
-    reader: BufReader<TcpStream>,
-}
-
-impl Connection {
-    /// Sends one command and returns its reply (see [`Connection::reply`]).
-    fn command(&mut self, args: &[&[u8]]) -> std::io::Result<String> {
-        self.stream.write_all(&encode(args))?;
-        self.reply()
-    }
-
-    /// Sends a command that must answer `+OK`.
-    fn ok(&mut self, args: &[&[u8]]) {
-        let reply = self.command(args).expect("a reply");
-        assert_eq!(reply, "OK", "{:?}", String::from_utf8_lossy(&args.concat()));
-    }
-
-    /// A simple reply or error without its `+`/`-`, an integer with its
-    /// `:`, a bulk string's text, or `nil`.
-    fn reply(&mut self) -> std::io::Result<String> {
-        let mut line = String::new();
-        self.reader.read_line(&mut line)?;
-        let line = line.trim_end_matches("\r\n");
-        Ok(match line.split_at(1.min(line.len())) {
-            ("+" | "-", text) => text.to_owned(),
-            ("$", "-1") => "nil".to_owned(),
-            ("$", length) => {
-                let length: usize = length.parse().expect("a bulk length");
-                let mut bulk = vec![0; length + 2];
-                self.reader.read_exact(&mut bulk)?;
-                String::from_utf8_lossy(&bulk[..length]).into_owned()
-            }
-            _ => line.to_owned(),
-        })
-    }
-}
-
-/// A RESP array of bulk strings.
-fn encode(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for arg in args {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
-
 /// Three nodes holding `table`, once every node says `cluster_state:ok`;
 /// a connection to the first.
-fn start(table: &Table) -> (Vec<Node>, Connection) {
-    let mut nodes: Vec<Node> = (0..NODES).map(|_| Node::spawn()).collect();
+fn start(table: &Table) -> (Vec<Server>, Connection) {
+    let mut nodes: Vec<Server> = (0..NODES)
+        .map(|_| Server::spawn("ringwise-redis-cluster"))
+        .collect();
     let deadline = Instant::now() + READY_WITHIN;
     let mut conns: Vec<Connection> = nodes
         .iter_mut()
@@ -225,7 +108,7 @@ fn start(table: &Table) -> (Vec<Node>, Connection) {
 
 /// The owner of each key by the cluster: `GET key` on the first node,
 /// pipelined. Checks each `MOVED` slot against `table`.
-fn owners(conn: &mut Connection, nodes: &[Node], table: &Table, keys: &[String]) -> Vec<String> {
+fn owners(conn: &mut Connection, nodes: &[Server], table: &Table, keys: &[String]) -> Vec<String> {
     let mut owners = Vec::with_capacity(keys.len());
     for batch in keys.chunks(BATCH) {
         let requests: Vec<u8> = batch
