@@ -89,14 +89,11 @@ impl ClusterArgs {
 
     /// The validated spec these options describe.
     fn spec(&self) -> Result<ClusterSpec, Failure> {
-        let (mut spec, file_names_hash) = match (&self.cluster, &self.nodes) {
+        let mut spec = match (&self.cluster, &self.nodes) {
             (Some(path), _) => read_file(path)?,
-            (None, Some(list)) => {
-                let spec = ClusterSpec::new(Algorithm::default(), parse_nodes(list)?)
-                    .context("--nodes")
-                    .map_err(Failure::data)?;
-                (spec, false)
-            }
+            (None, Some(list)) => ClusterSpec::new(Algorithm::default(), parse_nodes(list)?)
+                .context("--nodes")
+                .map_err(Failure::data)?,
             (None, None) => {
                 return Err(Failure::usage(anyhow!(
                     "give --cluster FILE or --nodes LIST"
@@ -107,7 +104,7 @@ impl ClusterArgs {
         // algorithm: a `siphash` with its secret must never fall back to an
         // unkeyed default without a word. If the new algorithm cannot use
         // it, the build refuses the pair (exit 2, naming --algo/--hash).
-        let keep_hash = file_names_hash;
+        let keep_hash = spec.hash_named;
         if let Some(algorithm) = self.algo.algo {
             spec.algorithm = algorithm;
         }
@@ -253,8 +250,8 @@ fn note_slow_build(spec: &ClusterSpec) {
 /// reading at most one byte past the cap, not after gigabytes.
 const MAX_CLUSTER_FILE_BYTES: u64 = 64 << 20;
 
-/// The spec in the file at `path`, and whether the file names its hash.
-fn read_file(path: &PathBuf) -> Result<(ClusterSpec, bool), Failure> {
+/// The spec in the file at `path`.
+fn read_file(path: &PathBuf) -> Result<ClusterSpec, Failure> {
     use std::io::Read as _;
     let unreadable = |e: std::io::Error| {
         Failure::no_input(
@@ -284,27 +281,7 @@ fn read_file(path: &PathBuf) -> Result<(ClusterSpec, bool), Failure> {
     let spec = ClusterSpec::from_toml(&text)
         .with_context(|| format!("in {}", path.display()))
         .map_err(Failure::data)?;
-    Ok((spec, names_hash(&text)))
-}
-
-/// Whether a valid cluster file sets the top-level key `hash` (a
-/// `hash = ...` line before the first table header; `[[nodes]]` have no
-/// `hash`). The spec does not say whether its hash was written or
-/// defaulted, and only a written one survives a `--flavor` that changes
-/// the default.
-fn names_hash(text: &str) -> bool {
-    for line in text.lines().map(str::trim_start) {
-        if line.starts_with('[') {
-            return false;
-        }
-        let rest = ["hash", "\"hash\"", "'hash'"]
-            .iter()
-            .find_map(|key| line.strip_prefix(key));
-        if rest.is_some_and(|rest| rest.trim_start().starts_with('=')) {
-            return true;
-        }
-    }
-    false
+    Ok(spec)
 }
 
 /// Parses `a,b=2,c=0.5@zone-1`.

@@ -63,6 +63,10 @@ pub struct ClusterSpec {
     pub layout: Layout,
     /// Hash only the tagged part of keys ([`HashTag`]).
     pub hash_tag: Option<HashTag>,
+    /// Whether `params.hash` was named (a cluster file's `hash`) rather
+    /// than the algorithm's default: a caller that changes the algorithm
+    /// or its flavour keeps a named hash and re-derives a default one.
+    pub hash_named: bool,
 }
 
 impl ClusterSpec {
@@ -80,6 +84,7 @@ impl ClusterSpec {
             nodes: NodeTable::new(nodes)?,
             layout: Layout::new(),
             hash_tag: None,
+            hash_named: false,
         })
     }
 

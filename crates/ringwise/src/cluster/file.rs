@@ -265,6 +265,7 @@ impl ClusterSpec {
             nodes: NodeTable::new(nodes)?,
             layout,
             hash_tag,
+            hash_named: raw.hash.is_some(),
         };
         // A bad parameter names its own line: the hash's (or the
         // algorithm's, for a hash the algorithm cannot use), the table
