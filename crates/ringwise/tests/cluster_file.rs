@@ -152,3 +152,43 @@ fn issue13_1_cluster_file_parsing_is_linear() {
         "{message}"
     );
 }
+
+/// The fingerprint tells apart every change that moves keys and nothing
+/// that does not.
+#[test]
+fn fingerprint_follows_what_decides_placement() {
+    let base = "algorithm = \"jump\"\n[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n";
+    let fp = |text: &str| ClusterSpec::from_toml(text).expect("valid").fingerprint();
+    let same = fp(base);
+    assert_eq!(same, fp(base), "deterministic");
+    // An ignored parameter (jump reads no vnodes) changes nothing.
+    assert_eq!(same, fp(&format!("vnodes = 7\n{base}")));
+    let differing = [
+        base.replace("jump", "memento"),
+        format!("hash = \"md5\"\n{base}"),
+        format!("hash_tag = \"{{}}\"\n{base}"),
+        format!("epsilon = 0.5\n{base}"),
+        base.replace("name = \"b\"", "name = \"c\""),
+        base.replace("name = \"b\"", "name = \"b\"\nzone = \"z\""),
+        // Jump's buckets follow listed order.
+        "algorithm = \"jump\"\n[[nodes]]\nname = \"b\"\n[[nodes]]\nname = \"a\"\n".into(),
+    ];
+    for text in &differing {
+        assert_ne!(same, fp(text), "{text}");
+    }
+    let ring = "[[nodes]]\nname = \"a\"\npoints = [1, 2]\n[[nodes]]\nname = \"b\"\n";
+    assert_ne!(fp(ring), fp(&ring.replace("[1, 2]", "[1, 3]")));
+    assert_ne!(
+        fp(ring),
+        fp(&format!("vnodes = 7\n{ring}")),
+        "ring reads vnodes"
+    );
+    assert_ne!(fp(ring), fp(&format!("{ring}weight = 2\n")));
+    // A secret is part of the hash.
+    let keyed = |secret: &str| {
+        fp(&format!(
+            "hash = \"siphash\"\nsecret = \"{secret}\"\n{base}"
+        ))
+    };
+    assert_ne!(keyed(&"0".repeat(32)), keyed(&"1".repeat(32)));
+}

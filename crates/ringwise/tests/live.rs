@@ -81,3 +81,22 @@ fn a_failed_update_changes_nothing() {
     assert_eq!(snapshot.epoch, 0);
     assert_eq!(snapshot.placement.len(), 1);
 }
+
+#[test]
+fn publish_never_goes_back_in_revision() {
+    let live = Live::at_revision("r5", 5);
+    assert_eq!(live.load().revision, 5);
+    assert_eq!(
+        live.publish(5, "again r5"),
+        None,
+        "same revision: no change"
+    );
+    assert_eq!(live.publish(4, "r4"), None, "older revision: no change");
+    assert_eq!(live.load().placement, "r5");
+    assert_eq!(live.publish(9, "r9"), Some(1));
+    let now = live.load();
+    assert_eq!((now.epoch, now.revision, now.placement), (1, 9, "r9"));
+    // A plain update keeps the revision it was built on.
+    assert_eq!(live.store("local"), 2);
+    assert_eq!(live.load().revision, 9);
+}

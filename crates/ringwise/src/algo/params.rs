@@ -103,6 +103,22 @@ impl Params {
             .filter_map(|(&name, differs)| differs.then_some(name))
             .collect()
     }
+
+    /// The value of the parameter `name` (one of [`Params::NAMES`]) as
+    /// text, as a cluster file writes it; empty for an unknown name.
+    pub fn value(&self, name: &str) -> String {
+        match name {
+            "vnodes" => self.vnodes.to_string(),
+            "table_size" => self.table_size.to_string(),
+            "probes" => self.probes.to_string(),
+            "max_points" => self.max_points.to_string(),
+            "flavor" => self.flavor.to_string(),
+            "min_ring_size" => self.min_ring_size.to_string(),
+            "max_ring_size" => self.max_ring_size.to_string(),
+            "num_tokens" => self.num_tokens.to_string(),
+            _ => String::new(),
+        }
+    }
 }
 
 impl Default for Params {
@@ -133,6 +149,20 @@ impl Given {
             Given::Tokens(_) => "tokens",
             Given::Slots(_) => "slots",
         }
+    }
+
+    /// The values as one comma-separated line (slot ranges `a-b`), in the
+    /// order given.
+    pub fn canonical(&self) -> String {
+        let items: Vec<String> = match self {
+            Given::Points(points) => points.iter().map(u64::to_string).collect(),
+            Given::Tokens(tokens) => tokens.iter().map(i64::to_string).collect(),
+            Given::Slots(ranges) => ranges
+                .iter()
+                .map(|r| format!("{}-{}", r.start(), r.end()))
+                .collect(),
+        };
+        items.join(",")
     }
 }
 

@@ -6,6 +6,11 @@
 //! half-built ring. Writers build the next snapshot from the current one and
 //! publish it; they are serialized by a mutex, so no update is lost and epochs
 //! increase by exactly one per publish.
+//!
+//! A snapshot that follows an external store (etcd, see the `ringwise-etcd`
+//! crate) also carries the store's revision: [`Live::publish`] refuses a
+//! revision at or below the current one, so a late writer (a relist that
+//! raced a watch event) can never move readers back in time.
 
 use std::sync::{Arc, Mutex};
 
@@ -16,6 +21,10 @@ use arc_swap::ArcSwap;
 pub struct Snapshot<P> {
     /// 0 for the first snapshot, then +1 per publish.
     pub epoch: u64,
+    /// The revision of the store the placement was read from (etcd's
+    /// revision); 0 for a placement published without one. Never
+    /// decreases.
+    pub revision: u64,
     /// The immutable placement.
     pub placement: P,
 }
@@ -30,9 +39,15 @@ pub struct Live<P> {
 impl<P> Live<P> {
     /// Publishes `placement` as epoch 0.
     pub fn new(placement: P) -> Self {
+        Self::at_revision(placement, 0)
+    }
+
+    /// Publishes `placement`, read at `revision` of its store, as epoch 0.
+    pub fn at_revision(placement: P, revision: u64) -> Self {
         Live {
             current: ArcSwap::from_pointee(Snapshot {
                 epoch: 0,
+                revision,
                 placement,
             }),
             writer: Mutex::new(()),
@@ -53,8 +68,33 @@ impl<P> Live<P> {
         let current = self.current.load();
         let placement = next(&current.placement)?;
         let epoch = current.epoch + 1;
-        self.current.store(Arc::new(Snapshot { epoch, placement }));
+        let revision = current.revision;
+        self.current.store(Arc::new(Snapshot {
+            epoch,
+            revision,
+            placement,
+        }));
         Ok(epoch)
+    }
+
+    /// Publishes `placement`, read at `revision` of its store, as the next
+    /// epoch, unless the current snapshot is already at `revision` or
+    /// later: then nothing changes and the answer is `None`. Checked and
+    /// stored under the writer lock, so of two racing publishers the older
+    /// revision never wins.
+    pub fn publish(&self, revision: u64, placement: P) -> Option<u64> {
+        let _writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let current = self.current.load();
+        if revision <= current.revision {
+            return None;
+        }
+        let epoch = current.epoch + 1;
+        self.current.store(Arc::new(Snapshot {
+            epoch,
+            revision,
+            placement,
+        }));
+        Some(epoch)
     }
 
     /// Publishes `placement` as the next epoch, replacing whatever was there.
