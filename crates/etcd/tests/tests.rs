@@ -1,0 +1,7 @@
+//! The integration tests of `ringwise-etcd`, as modules of one binary:
+//! each starts its own real etcd (Debian's `etcd-server`, installed by
+//! scripts/install-test-deps) on loopback ports with a fresh data
+//! directory, and kills it by pid when it ends, however it ends.
+
+mod live;
+mod support;
