@@ -29,7 +29,7 @@ use crate::algo::{AlgoArgs, FlavorArgs};
 
 #[derive(Debug, Args)]
 #[group(skip)]
-#[command(group(clap::ArgGroup::new("source").args(["cluster", "nodes"]).required(true)))]
+#[command(group(clap::ArgGroup::new("source").args(["cluster", "nodes", "endpoints"]).required(true)))]
 pub struct ClusterArgs {
     /// Cluster file (TOML): algorithm, hash, vnodes, [[nodes]].
     #[arg(long, value_name = "FILE")]
@@ -40,6 +40,10 @@ pub struct ClusterArgs {
     /// memento (buckets) read: list them as the peer does.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     nodes: Option<String>,
+    /// Or the cluster held in etcd now (one linearizable read of
+    /// --prefix; `ringwise watch` follows it).
+    #[command(flatten)]
+    etcd: crate::live::EtcdArgs,
     #[command(flatten)]
     algo: AlgoArgs,
     /// Virtual nodes per unit of weight (ring; default 160).
@@ -94,11 +98,14 @@ impl ClusterArgs {
             (None, Some(list)) => ClusterSpec::new(Algorithm::default(), parse_nodes(list)?)
                 .context("--nodes")
                 .map_err(Failure::data)?,
-            (None, None) => {
-                return Err(Failure::usage(anyhow!(
-                    "give --cluster FILE or --nodes LIST"
-                )));
-            }
+            (None, None) => match self.etcd.connection()? {
+                Some(connection) => read_etcd(&connection, &self.etcd.prefix)?,
+                None => {
+                    return Err(Failure::usage(anyhow!(
+                        "give --cluster FILE, --nodes LIST or --etcd URLS"
+                    )));
+                }
+            },
         };
         // A hash the file names stands, also when --algo changes the
         // algorithm: a `siphash` with its secret must never fall back to an
@@ -251,6 +258,18 @@ fn note_slow_build(spec: &ClusterSpec) {
 const MAX_CLUSTER_FILE_BYTES: u64 = 64 << 20;
 
 /// The spec in the file at `path`.
+/// The cluster held in etcd under `prefix` now.
+fn read_etcd(connection: &ringwise_etcd::Connection, prefix: &str) -> Result<ClusterSpec, Failure> {
+    let read = crate::live::block_on(ringwise_etcd::read(connection, prefix))?;
+    let (cluster, revision) = read.map_err(crate::live::failure)?;
+    cluster.spec.clone().ok_or_else(|| {
+        Failure::data(anyhow!(
+            "etcd holds no member under {prefix}/nodes/ (revision {revision}): start \
+             `ringwise join` on each node"
+        ))
+    })
+}
+
 fn read_file(path: &PathBuf) -> Result<ClusterSpec, Failure> {
     use std::io::Read as _;
     let unreadable = |e: std::io::Error| {

@@ -19,6 +19,9 @@
 //!   that is not UTF-8...), a ring over its point budget; for `token
 //!   --composite`, a key whose column is over 65535 bytes;
 //! - 66 (EX_NOINPUT): the cluster file cannot be read;
+//! - 69 (EX_UNAVAILABLE): etcd cannot be reached or refused the request
+//!   (`join`, `watch`, `config`, `--etcd`); a name another live process
+//!   holds (`join --name`) is 2, a bad value stored in etcd 65;
 //! - 74 (EX_IOERR): reading keys, writing results or writing charts failed.
 
 /// `eprintln!` that cannot panic: when stderr is a closed pipe (its reader
@@ -36,6 +39,7 @@ mod cluster;
 mod format;
 mod inspect;
 mod keys;
+mod live;
 mod lookup;
 mod simulate;
 mod token;
@@ -54,6 +58,7 @@ Exit codes (every command):
   65  bad cluster data: a node or weight in --nodes, anything in the cluster
       file (including a file that is not UTF-8), a ring over its point budget
   66  the cluster file cannot be read
+  69  etcd cannot be reached (within --etcd-timeout) or refused the request
   74  I/O error reading keys or writing results or charts";
 
 /// Consistent hashing: which node owns a key.
@@ -79,6 +84,19 @@ enum Command {
     /// Murmur3 per key, O(key length).
     #[command(after_help = EXIT_CODES)]
     Token(token::Args),
+    /// Register this node in etcd under a lease and stay until SIGINT or
+    /// SIGTERM, then revoke it (the node leaves at once). One etcd round
+    /// trip per TTL/3.
+    #[command(after_help = EXIT_CODES)]
+    Join(live::JoinArgs),
+    /// Follow the ring in etcd: print it, then every new revision
+    /// (members, shares, fraction moved), until SIGINT or SIGTERM.
+    #[command(after_help = EXIT_CODES)]
+    Watch(live::WatchArgs),
+    /// Show or change the cluster's settings in etcd (PREFIX/config),
+    /// checked against the members before they are written.
+    #[command(after_help = EXIT_CODES)]
+    Config(live::ConfigArgs),
     /// Print a shell completion script, e.g.
     /// `ringwise completions bash > /etc/bash_completion.d/ringwise`.
     Completions {
@@ -121,6 +139,14 @@ impl Failure {
         }
     }
 
+    /// etcd cannot be reached or refused the request (EX_UNAVAILABLE).
+    pub fn unavailable(error: impl Into<anyhow::Error>) -> Self {
+        Failure {
+            code: 69,
+            error: error.into(),
+        }
+    }
+
     /// Writing an output file failed.
     pub fn io_other(error: impl Into<anyhow::Error>) -> Self {
         Failure {
@@ -152,6 +178,9 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Token(args) => token::run(args),
+        Command::Join(args) => live::join(args),
+        Command::Watch(args) => live::watch(args),
+        Command::Config(args) => live::config(args),
         Command::Completions { shell } => completions(shell),
         Command::Man => man(),
     };

@@ -80,7 +80,10 @@ impl std::fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Etcd { source, .. } => Some(source),
+            // Display already says the client's error (and tonic's errors
+            // repeat their own source): chaining it again would print it
+            // twice.
+            Error::Etcd { .. } => None,
             Error::Cluster(e) => Some(e),
             _ => None,
         }

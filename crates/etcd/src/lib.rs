@@ -44,6 +44,7 @@ mod connect;
 mod error;
 pub mod member;
 mod registrar;
+mod store;
 mod watcher;
 
 pub use cluster::Cluster;
@@ -51,6 +52,7 @@ pub use connect::{Connection, DEFAULT_TIMEOUT, Tls};
 pub use error::Error;
 pub use member::{Listed, Member};
 pub use registrar::{DEFAULT_TTL, Registrar};
+pub use store::{configure, read, settings};
 pub use watcher::{Options, Status, Watcher};
 
 /// The pause before retry `attempt` (1, 2, ...): 50 ms doubling up to

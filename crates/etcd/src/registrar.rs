@@ -132,13 +132,13 @@ impl Registrar {
             match bounded("revoke the lease", timeout, client.lease_revoke(lease)).await {
                 Ok(_) => break,
                 Err(e) if tokio::time::Instant::now() < deadline => {
-                    tracing::warn!(lease, error = %e, "revoke failed; retrying");
+                    tracing::warn!(lease = format_args!("{lease:x}"), error = %e, "revoke failed; retrying");
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 }
                 Err(e) => return Err(e),
             }
         }
-        tracing::info!(key = %self.shared.key, lease, "lease revoked");
+        tracing::info!(key = %self.shared.key, lease = format_args!("{lease:x}"), "lease revoked");
         Ok(())
     }
 }
@@ -189,7 +189,7 @@ impl Shared {
         }
         self.lease.store(lease, Ordering::Release);
         self.registered.store(true, Ordering::Release);
-        tracing::info!(key = %self.key, lease, ttl, "registered");
+        tracing::info!(key = %self.key, lease = format_args!("{lease:x}"), ttl, "registered");
         Ok(())
     }
 

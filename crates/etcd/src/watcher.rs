@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use etcd_client::{Client, EventType, GetOptions, WatchOptions as EtcdWatchOptions, WatchResponse};
+use etcd_client::{Client, EventType, WatchOptions as EtcdWatchOptions, WatchResponse};
 use ringwise::{Live, Snapshot};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
@@ -46,6 +46,7 @@ use tokio::task::JoinHandle;
 use crate::cluster::Cluster;
 use crate::connect::{Connection, bounded};
 use crate::member::Contents;
+use crate::store::list;
 use crate::{Error, backoff};
 
 /// How a [`Watcher`] follows etcd.
@@ -435,26 +436,4 @@ fn refused(response: &WatchResponse) -> Option<Ended> {
         return Some(Ended::Canceled(response.cancel_reason().to_owned()));
     }
     None
-}
-
-/// A linearizable read of everything under `prefix`, and its revision.
-async fn list(
-    client: &mut Client,
-    prefix: &str,
-    connection: &Connection,
-) -> Result<(Contents, i64), Error> {
-    let options = GetOptions::new().with_prefix();
-    let answer = bounded(
-        "list the members",
-        connection.timeout,
-        client.get(prefix, Some(options)),
-    )
-    .await?;
-    let revision = answer.header().map_or(0, |h| h.revision());
-    let mut contents = Contents::new(prefix);
-    for kv in answer.kvs() {
-        let key = String::from_utf8_lossy(kv.key());
-        contents.put(&key, kv.value(), kv.create_revision());
-    }
-    Ok((contents, revision))
 }

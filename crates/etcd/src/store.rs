@@ -1,0 +1,130 @@
+//! One-shot reads and writes of a cluster under a prefix: what `ringwise
+//! lookup --etcd` and `ringwise config` do without following changes.
+
+use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
+
+use crate::Error;
+use crate::cluster::Cluster;
+use crate::connect::{Connection, bounded};
+use crate::member::{Contents, config_key};
+
+/// The cluster under `prefix` now (a linearizable read) and its revision.
+/// Cost: one round trip and one build.
+pub async fn read(connection: &Connection, prefix: &str) -> Result<(Cluster, i64), Error> {
+    let mut client = connection.connect().await?;
+    let (mut contents, revision) = list(&mut client, prefix, connection).await?;
+    Ok((Cluster::from_contents(&mut contents)?, revision))
+}
+
+/// The settings stored at `PREFIX/config` (empty when none are).
+pub async fn settings(
+    connection: &Connection,
+    prefix: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+    let mut client = connection.connect().await?;
+    let key = config_key(prefix);
+    let answer = bounded(
+        "read the config",
+        connection.timeout,
+        client.get(key.clone(), None),
+    )
+    .await?;
+    match answer.kvs().first() {
+        None => Ok(serde_json::Map::new()),
+        Some(kv) => match serde_json::from_slice(kv.value()) {
+            Ok(serde_json::Value::Object(map)) => Ok(map),
+            _ => Err(Error::InvalidValue {
+                key,
+                message: "not a JSON object of cluster-file settings; fix it with --set".into(),
+            }),
+        },
+    }
+}
+
+/// Changes `PREFIX/config`: each `(setting, Some(value))` sets a
+/// cluster-file setting, `(setting, None)` removes it (back to its
+/// default). The result is checked against the members present (the same
+/// checks as a cluster file) and written only if the config did not change
+/// meanwhile (a transaction on its revision), so nothing invalid or lost is
+/// ever stored. Returns the new config.
+pub async fn configure(
+    connection: &Connection,
+    prefix: &str,
+    changes: &[(String, Option<serde_json::Value>)],
+) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+    let mut client = connection.connect().await?;
+    let key = config_key(prefix);
+    let timeout = connection.timeout;
+    let (mut contents, _) = list(&mut client, prefix, connection).await?;
+    let current = bounded("read the config", timeout, client.get(key.clone(), None)).await?;
+    let held = current.kvs().first();
+    let mut config = match held {
+        Some(kv) => match serde_json::from_slice(kv.value()) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        },
+        None => serde_json::Map::new(),
+    };
+    for (setting, value) in changes {
+        if setting == "nodes" {
+            return Err(Error::InvalidOption {
+                option: "config",
+                message: "members are not config: they register under nodes/ (ringwise join)"
+                    .into(),
+            });
+        }
+        match value {
+            Some(value) => config.insert(setting.clone(), value.clone()),
+            None => config.remove(setting),
+        };
+    }
+    let text = serde_json::Value::Object(config.clone()).to_string();
+    contents.config = Some(text.clone().into_bytes());
+    if contents.members().is_empty() {
+        // No member to build with: check the settings on a stand-in node.
+        contents.put(
+            &format!("{}/nodes/check", prefix.trim_end_matches('/')),
+            b"{}",
+            1,
+        );
+    }
+    Cluster::from_contents(&mut contents)?;
+    let unchanged = match held {
+        Some(kv) => Compare::mod_revision(key.clone(), CompareOp::Equal, kv.mod_revision()),
+        None => Compare::create_revision(key.clone(), CompareOp::Equal, 0),
+    };
+    let txn = Txn::new()
+        .when([unchanged])
+        .and_then([TxnOp::put(key.clone(), text, None)]);
+    let answer = bounded("write the config", timeout, client.txn(txn)).await?;
+    if !answer.succeeded() {
+        return Err(Error::InvalidValue {
+            key,
+            message: "changed by someone else meanwhile; nothing written, try again".into(),
+        });
+    }
+    Ok(config)
+}
+
+/// A linearizable read of everything under `prefix`, and its revision.
+pub(crate) async fn list(
+    client: &mut Client,
+    prefix: &str,
+    connection: &Connection,
+) -> Result<(Contents, i64), Error> {
+    let prefix = format!("{}/", prefix.trim_end_matches('/'));
+    let options = GetOptions::new().with_prefix();
+    let answer = bounded(
+        "list the members",
+        connection.timeout,
+        client.get(prefix.clone(), Some(options)),
+    )
+    .await?;
+    let revision = answer.header().map_or(0, |h| h.revision());
+    let mut contents = Contents::new(&prefix);
+    for kv in answer.kvs() {
+        let key = String::from_utf8_lossy(kv.key());
+        contents.put(&key, kv.value(), kv.create_revision());
+    }
+    Ok((contents, revision))
+}
