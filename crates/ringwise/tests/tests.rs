@@ -32,6 +32,7 @@ mod limits;
 mod live;
 mod maglev_properties;
 mod memento_properties;
+mod movement;
 mod multiprobe_properties;
 mod properties;
 mod redis_slots;
