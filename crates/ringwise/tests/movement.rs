@@ -3,8 +3,7 @@
 //! and the seed article's storage example (3 TB, 10 → 11 nodes).
 
 use ringwise::{
-    Algorithm, AnyPlacement, Explicit, Method, Movement, Node, Params, Placement, Ring, Tie, diff,
-    diff_sampled,
+    Algorithm, AnyPlacement, Method, Movement, Node, Params, Placement, diff, diff_sampled,
 };
 
 use crate::support::owner_name;
@@ -32,19 +31,25 @@ fn check_exact(old: &AnyPlacement, new: &AnyPlacement, rng: &mut Rng, samples: u
     assert_eq!(m.method, Method::Arcs);
     for _ in 0..samples {
         let h = rng.next();
-        let (a, b) = (owner_name(old, h).unwrap(), owner_name(new, h).unwrap());
+        let (a, b) = (
+            owner_name(old, h).expect("present"),
+            owner_name(new, h).expect("present"),
+        );
         let expected = (a != b).then_some((a, b));
         assert_eq!(range_of(&m, h), expected, "hash {h}");
     }
     // The points themselves and their neighbours: the boundaries.
     for (p, _) in old
         .as_ring()
-        .unwrap()
+        .expect("present")
         .points()
-        .chain(new.as_ring().unwrap().points())
+        .chain(new.as_ring().expect("present").points())
     {
         for h in [p.wrapping_sub(1), p, p.wrapping_add(1)] {
-            let (a, b) = (owner_name(old, h).unwrap(), owner_name(new, h).unwrap());
+            let (a, b) = (
+                owner_name(old, h).expect("present"),
+                owner_name(new, h).expect("present"),
+            );
             assert_eq!(range_of(&m, h), (a != b).then_some((a, b)), "boundary {h}");
         }
     }
@@ -187,8 +192,8 @@ fn slot_tables_are_exact_slot_by_slot() {
     assert_eq!(m.moved(), 4096.0 / 16384.0);
     for slot in 0..16384u64 {
         let (a, b) = (
-            owner_name(&old, slot).unwrap(),
-            owner_name(&new, slot).unwrap(),
+            owner_name(&old, slot).expect("present"),
+            owner_name(&new, slot).expect("present"),
         );
         let r = m.ranges.iter().find(|r| r.start <= slot && slot <= r.end);
         assert_eq!(
@@ -224,8 +229,9 @@ fn sampled_movement_states_an_interval_that_holds() {
         Algorithm::Jump,
         Algorithm::Memento,
     ] {
-        let old = AnyPlacement::build(algorithm, nodes[..10].to_vec(), &Params::DEFAULT).unwrap();
-        let new = old.with_node(nodes[10].clone()).unwrap();
+        let old = AnyPlacement::build(algorithm, nodes[..10].to_vec(), &Params::DEFAULT)
+            .expect("present");
+        let new = old.with_node(nodes[10].clone()).expect("present");
         let m = diff_sampled(&old, &new, 100_000);
         let Method::Sampled { samples, low, high } = m.method else {
             panic!("{algorithm} sampled")
@@ -248,8 +254,9 @@ fn the_articles_storage_example() {
     // 3 TB on 10 nodes; an 11th moves about 273 GB with a ring, about 27 GB
     // from each old node, against about 2.7 TB with % N.
     let nodes: Vec<Node> = (0..11).map(|i| Node::new(format!("node-{i}"))).collect();
-    let old = AnyPlacement::build(Algorithm::Ring, nodes[..10].to_vec(), &Params::DEFAULT).unwrap();
-    let new = AnyPlacement::build(Algorithm::Ring, nodes, &Params::DEFAULT).unwrap();
+    let old = AnyPlacement::build(Algorithm::Ring, nodes[..10].to_vec(), &Params::DEFAULT)
+        .expect("present");
+    let new = AnyPlacement::build(Algorithm::Ring, nodes, &Params::DEFAULT).expect("present");
     let m = diff(&old, &new);
     let total = 3e12;
     let moved = m.moved() * total;
@@ -265,7 +272,11 @@ fn the_articles_storage_example() {
         assert!((5e9..50e9).contains(&bytes), "{name}: {bytes}");
     }
     assert_eq!(
-        m.received()[m.nodes.iter().position(|n| n == "node-10").unwrap()],
+        m.received()[m
+            .nodes
+            .iter()
+            .position(|n| n == "node-10")
+            .expect("present")],
         m.moved()
     );
 }

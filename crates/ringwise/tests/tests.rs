@@ -23,6 +23,7 @@ mod article;
 mod bounded;
 mod cassandra_peer;
 mod cluster_file;
+mod cluster_write;
 mod compat_vectors;
 mod conformance;
 mod hash_vectors;
