@@ -251,7 +251,7 @@ fn note_slow_build(spec: &ClusterSpec) {
 const MAX_CLUSTER_FILE_BYTES: u64 = 64 << 20;
 
 /// The spec in the file at `path`.
-fn read_file(path: &PathBuf) -> Result<ClusterSpec, Failure> {
+pub fn read_file(path: &PathBuf) -> Result<ClusterSpec, Failure> {
     use std::io::Read as _;
     let unreadable = |e: std::io::Error| {
         Failure::no_input(
