@@ -10,6 +10,7 @@ mod cli;
 mod compat;
 mod compat_cli;
 mod issue8;
+mod plan;
 mod regressions;
 mod simulate;
 mod simulate_peer;
