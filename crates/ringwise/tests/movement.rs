@@ -280,3 +280,49 @@ fn the_articles_storage_example() {
         m.moved()
     );
 }
+
+#[test]
+fn a_slot_plan_applied_to_the_old_table_yields_the_new_one() {
+    // Each moved run, applied with Slots::migrate (an operator's CLUSTER
+    // SETSLOT ... NODE), turns the old table into exactly the new one.
+    let nodes: Vec<Node> = ["a", "b", "c", "d", "e"].map(Node::new).into();
+    let params = Params {
+        hash: Algorithm::Slots.default_hash(),
+        ..Params::DEFAULT
+    };
+    let old = AnyPlacement::build(Algorithm::Slots, nodes[..4].to_vec(), &params).expect("slots");
+    let name = |p: &AnyPlacement, slot: u64| {
+        p.owner(slot)
+            .and_then(|id| p.nodes().name(id).map(str::to_owned))
+    };
+    // The old table, with every node of both sides present (e with none).
+    let mut layout = ringwise::Layout::new();
+    for slot in 0..16384u16 {
+        let owner = name(&old, u64::from(slot)).expect("owned");
+        let given = layout
+            .entry(owner)
+            .or_insert_with(|| ringwise::Given::Slots(Vec::new()));
+        if let ringwise::Given::Slots(ranges) = given {
+            ranges.push(slot..=slot);
+        }
+    }
+    for new in [old.with_node(nodes[4].clone()), old.without_node("b")] {
+        let new = new.expect("changed");
+        let m = diff(&old, &new);
+        let start = AnyPlacement::build_with(Algorithm::Slots, nodes.clone(), &params, &layout);
+        let ringwise::AnyPlacement::Slots(mut applied) = start.expect("old table") else {
+            panic!("slots")
+        };
+        for r in &m.ranges {
+            for slot in r.start..=r.end {
+                applied = applied
+                    .migrate(slot as u16, m.name(r.to))
+                    .expect("migrates");
+            }
+        }
+        let applied = AnyPlacement::Slots(applied);
+        for slot in 0..16384u64 {
+            assert_eq!(name(&applied, slot), name(&new, slot), "slot {slot}");
+        }
+    }
+}
