@@ -66,10 +66,19 @@ fn wilson(hits: f64, n: f64) -> (f64, f64) {
     let centre = p + z2 / (2.0 * n);
     let spread = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
     let scale = 1.0 + z2 / n;
-    (
-        ((centre - spread) / scale).max(0.0),
-        ((centre + spread) / scale).min(1.0),
-    )
+    // At 0 or n hits the bound is 0 or 1 exactly (rounding would leave
+    // 1e-19 and exclude the estimate itself).
+    let low = if hits == 0.0 {
+        0.0
+    } else {
+        ((centre - spread) / scale).max(0.0)
+    };
+    let high = if hits == n {
+        1.0
+    } else {
+        ((centre + spread) / scale).min(1.0)
+    };
+    (low, high)
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): the sample hashes.
