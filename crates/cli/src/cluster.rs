@@ -270,7 +270,7 @@ fn read_etcd(connection: &ringwise_etcd::Connection, prefix: &str) -> Result<Clu
     })
 }
 
-fn read_file(path: &PathBuf) -> Result<ClusterSpec, Failure> {
+pub fn read_file(path: &PathBuf) -> Result<ClusterSpec, Failure> {
     use std::io::Read as _;
     let unreadable = |e: std::io::Error| {
         Failure::no_input(

@@ -43,6 +43,11 @@ pub struct Args {
     /// ring-shaped algorithms only.
     #[arg(long)]
     points: bool,
+    /// Draw the ring (nodes as coloured arcs, points, zones; a slot strip
+    /// for slots and maglev) and ownership bars with the expected share
+    /// marked into an SVG file.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -78,6 +83,19 @@ pub fn run(args: Args) -> Result<(), Failure> {
         None => keyed.sampled_stats(SAMPLE),
     };
     let points = ring.map_or(0, |r| r.point_count());
+    if let Some(path) = &args.svg {
+        let title = format!(
+            "{}, hash {}: {} nodes, {} points",
+            spec.algorithm,
+            spec.params.hash,
+            stats.nodes.len(),
+            points
+        );
+        let picture = crate::svg::inspect(&title, keyed.placement(), &stats);
+        std::fs::write(path, picture)
+            .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
+            .map_err(Failure::io_other)?;
+    }
     let mut out = std::io::stdout().lock();
     if args.format == Format::Json {
         let nodes: Vec<_> = stats

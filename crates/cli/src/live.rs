@@ -226,9 +226,10 @@ struct Shown {
     fingerprint: String,
     algorithm: Option<String>,
     members: Vec<ShownMember>,
-    /// Fraction of the hash space whose owner changed since the previous
-    /// ring printed (sampled on 65,536 hashes).
+    /// Fraction of keys whose owner changed since the previous ring
+    /// printed: exact for ring-shaped placements, else sampled (65,536).
     moved: f64,
+    moved_exact: bool,
     skipped: std::collections::BTreeMap<String, String>,
 }
 
@@ -257,6 +258,7 @@ fn shown(cluster: &Cluster, revision: u64, before: Option<&Cluster>) -> Shown {
         }
         None => Default::default(),
     };
+    let (moved, moved_exact) = before.map_or((0.0, true), |b| cluster.moved_since(b));
     let members = cluster
         .members
         .iter()
@@ -274,7 +276,8 @@ fn shown(cluster: &Cluster, revision: u64, before: Option<&Cluster>) -> Shown {
         fingerprint: format!("{:016x}", cluster.fingerprint),
         algorithm: cluster.spec.as_ref().map(|s| s.algorithm.to_string()),
         members,
-        moved: before.map_or(0.0, |b| cluster.moved_since(b)),
+        moved,
+        moved_exact,
         skipped: cluster.skipped.clone(),
     }
 }
@@ -287,11 +290,12 @@ fn print(out: &mut impl Write, format: Format, ring: &Shown) -> std::io::Result<
     }
     writeln!(
         out,
-        "revision {}  fingerprint {}  {}  {} members  moved {:.2}%",
+        "revision {}  fingerprint {}  {}  {} members  moved {}{:.2}%",
         ring.revision,
         ring.fingerprint,
         ring.algorithm.as_deref().unwrap_or("(no members)"),
         ring.members.len(),
+        if ring.moved_exact { "" } else { "~" },
         ring.moved * 100.0
     )?;
     for m in &ring.members {

@@ -41,7 +41,9 @@ mod inspect;
 mod keys;
 mod live;
 mod lookup;
+mod plan;
 mod simulate;
+mod svg;
 mod token;
 
 use std::io::ErrorKind;
@@ -77,6 +79,10 @@ enum Command {
     /// Print points and exact ownership per node.
     #[command(after_help = EXIT_CODES)]
     Inspect(inspect::Args),
+    /// What a membership change moves, from whom to whom, how many bytes,
+    /// what it costs: exact for rings and slot tables, sampled otherwise.
+    #[command(after_help = EXIT_CODES)]
+    Plan(plan::Args),
     /// Run the seed article's experiments: keys moved, spread, failure, cost.
     #[command(after_help = EXIT_CODES)]
     Simulate(simulate::Args),
@@ -176,6 +182,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Lookup(args) => lookup::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Plan(args) => plan::run(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Token(args) => token::run(args),
         Command::Join(args) => live::join(args),

@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 use crate::support::{ringwise, stderr, stdout};
 
 #[path = "../../etcd/tests/support/etcd.rs"]
-#[allow(dead_code, reason = "the etcd crate's helpers; these tests need a single member")]
+#[allow(
+    dead_code,
+    reason = "the etcd crate's helpers; these tests need a single member"
+)]
 mod server;
 
 use server::Etcd;
@@ -76,6 +79,15 @@ fn until(
     limit: Duration,
     want: impl Fn(&[String]) -> bool,
 ) -> Instant {
+    until_ring(lines, limit, want).0
+}
+
+/// [`until`], with the ring that satisfied `want`.
+fn until_ring(
+    lines: &Receiver<(Instant, String)>,
+    limit: Duration,
+    want: impl Fn(&[String]) -> bool,
+) -> (Instant, serde_json::Value) {
     let deadline = Instant::now() + limit;
     let mut last = Vec::new();
     loop {
@@ -91,7 +103,7 @@ fn until(
                     .map(|m| m["name"].as_str().expect("name").to_owned())
                     .collect();
                 if want(&last) {
-                    return at;
+                    return (at, ring);
                 }
             }
             Err(RecvTimeoutError::Timeout) => panic!("not within {limit:?}; last ring {last:?}"),

@@ -16,6 +16,7 @@ mod compat;
 mod compat_cli;
 mod etcd;
 mod issue8;
+mod plan;
 mod regressions;
 mod simulate;
 mod simulate_peer;

@@ -36,9 +36,11 @@
 //! keys are errors (a typo like `vnode = 100` must not silently mean 160).
 
 use crate::Error;
-use crate::algo::{Algorithm, AnyPlacement, Layout, Params};
+use crate::algo::{Algorithm, AnyPlacement, Given, Layout, Params};
+use crate::hash::{SLOT_COUNT, point_token};
 use crate::layers::{HashTag, Keyed};
 use crate::node::{Node, NodeTable};
+use crate::placement::Placement;
 
 #[cfg(feature = "cluster-file")]
 mod file;
@@ -167,6 +169,99 @@ impl ClusterSpec {
         let by_id = |name: &String| self.nodes.id(name).and_then(|id| self.nodes.get(id));
         self.listed.iter().filter_map(by_id).cloned().collect()
     }
+
+    /// The spec of `placement` (a snapshot of this spec's algorithm after
+    /// membership changes), with the state it needs to be rebuilt exactly
+    /// from a file: every node's slot ranges for `slots` (a grown table is
+    /// not the balanced layout of its nodes), every token for `cassandra`,
+    /// the bucket (join) order for `jump`, the listed points of the nodes
+    /// that still have them for `ring`. Nodes keep their listed order; new
+    /// ones follow in the snapshot's order. O(P + N), or O(16384) for slots.
+    ///
+    /// Refuses a memento snapshot with removed buckets: a cluster file has
+    /// no way to say which buckets were removed, and rebuilding its nodes
+    /// without that history would move keys.
+    pub fn pinned(&self, placement: &AnyPlacement) -> Result<Self, Error> {
+        let nodes = placement.nodes().clone();
+        let mut listed: Vec<String> = self
+            .join_order()
+            .into_iter()
+            .map(|n| n.name)
+            .filter(|name| nodes.contains(name))
+            .collect();
+        let mut layout: Layout = self
+            .layout
+            .iter()
+            .filter(|(name, _)| nodes.contains(name))
+            .map(|(name, given)| (name.clone(), given.clone()))
+            .collect();
+        match placement {
+            AnyPlacement::Jump(jump) => listed = names_of(&nodes, jump.buckets().iter().copied()),
+            AnyPlacement::Memento(m) if m.removed_count() > 0 => {
+                return Err(Error::Unsupported {
+                    algorithm: "memento",
+                    operation: "describe a memento cluster with removed buckets as a file".into(),
+                    reason: "a cluster file cannot record which buckets were removed; keep \
+                             the live snapshot, or re-plan from a file that lists the nodes",
+                });
+            }
+            AnyPlacement::Memento(m) => {
+                listed = names_of(&nodes, m.buckets().iter().copied().flatten());
+            }
+            AnyPlacement::Slots(_) => layout = slot_layout(placement),
+            AnyPlacement::Cassandra(ring) => {
+                layout.clear();
+                for (point, id) in ring.iter() {
+                    let name = nodes.name(id).unwrap_or_default().to_owned();
+                    let tokens = layout
+                        .entry(name)
+                        .or_insert_with(|| Given::Tokens(Vec::new()));
+                    if let Given::Tokens(tokens) = tokens {
+                        tokens.push(point_token(point));
+                    }
+                }
+            }
+            _ => {}
+        }
+        for node in nodes.iter() {
+            if !listed.contains(&node.name) {
+                listed.push(node.name.clone());
+            }
+        }
+        Ok(ClusterSpec {
+            nodes,
+            listed,
+            layout,
+            ..self.clone()
+        })
+    }
+}
+
+/// The names of `ids`, in order.
+fn names_of(nodes: &NodeTable, ids: impl Iterator<Item = crate::NodeId>) -> Vec<String> {
+    ids.filter_map(|id| nodes.name(id).map(str::to_owned))
+        .collect()
+}
+
+/// Every node's slots of a slots placement, as inclusive runs.
+fn slot_layout(placement: &AnyPlacement) -> Layout {
+    let mut runs: Layout = Layout::new();
+    let mut slot = 0u64;
+    while slot < SLOT_COUNT as u64 {
+        let Some(id) = placement.owner(slot) else {
+            break;
+        };
+        let start = slot;
+        while slot + 1 < SLOT_COUNT as u64 && placement.owner(slot + 1) == Some(id) {
+            slot += 1;
+        }
+        let name = placement.nodes().name(id).unwrap_or_default().to_owned();
+        if let Given::Slots(ranges) = runs.entry(name).or_insert_with(|| Given::Slots(Vec::new())) {
+            ranges.push(start as u16..=slot as u16);
+        }
+        slot += 1;
+    }
+    runs
 }
 
 /// `len:text`: the canonical text has one reading whatever a name holds.

@@ -140,6 +140,7 @@ mod cluster;
 mod error;
 mod hash;
 mod layers;
+mod movement;
 mod node;
 mod placement;
 
@@ -165,6 +166,7 @@ pub use hash::{
     key_slot, point_token, token_point,
 };
 pub use layers::{Bounded, HashTag, Keyed, Lease, Live, Snapshot};
+pub use movement::{DEFAULT_SAMPLES, Flow, Method, MovedRange, Movement, diff, diff_sampled};
 
 /// The deployed key hashes and their places on the circle: 32-bit cells
 /// (ketama, nginx) and signed tokens (Cassandra). See [`StableHash`].

@@ -84,7 +84,7 @@ impl Cost {
             rps: config.rps,
             hit_rate: config.hit_rate,
             data_bytes: config.data_bytes,
-            normal_db_rps: config.rps * (1.0 - config.hit_rate),
+            normal_db_rps: cache_cost(config.rps, config.hit_rate, 0.0).normal_db_rps,
             expected: figures(n / (n + 1.0), 1.0 / (n + 1.0)),
             measured,
             measured_vnodes: measured_ring.map(|(v, _)| v),
@@ -92,25 +92,73 @@ impl Cost {
     }
 }
 
-fn figures(config: &Config, modulo_moved: f64, ring_moved: f64) -> CostFigures {
-    let miss = 1.0 - config.hit_rate;
-    let normal = config.rps * miss;
-    let db = |moved: f64| config.rps * (moved + (1.0 - moved) * miss);
-    let factor = |rps: f64| {
-        if normal > 0.0 {
-            rps / normal
-        } else {
-            f64::INFINITY
-        }
+/// The article's first cost: a cache whose keys moved.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CacheCost {
+    /// Database requests per second before the change: `rps·(1−h)`.
+    pub normal_db_rps: f64,
+    /// Right after it: `rps·(m + (1−m)(1−h))`.
+    pub db_rps: f64,
+    /// `db_rps / normal_db_rps` (infinite at a 100 % hit rate).
+    pub factor: f64,
+}
+
+/// The database load right after a change that moved the fraction `moved`
+/// of a cache's keys (cold), at `rps` requests per second and hit rate
+/// `hit_rate`: the one formula of `simulate`'s cost section and of `plan`.
+pub fn cache_cost(rps: f64, hit_rate: f64, moved: f64) -> CacheCost {
+    let miss = 1.0 - hit_rate;
+    let normal_db_rps = rps * miss;
+    let db_rps = rps * (moved + (1.0 - moved) * miss);
+    let factor = if normal_db_rps > 0.0 {
+        db_rps / normal_db_rps
+    } else {
+        f64::INFINITY
     };
-    let (modulo_db_rps, ring_db_rps) = (db(modulo_moved), db(ring_moved));
+    CacheCost {
+        normal_db_rps,
+        db_rps,
+        factor,
+    }
+}
+
+/// The fraction of keys `hash % N` moves when `from` nodes become `to`: a
+/// key stays when `h mod from == h mod to`, which holds for `min(from, to)`
+/// residues in each period `lcm(from, to)`. 10 → 11: 1 − 10/110 = 10/11.
+pub fn modulo_moved(from: u64, to: u64) -> f64 {
+    if from == 0 || to == 0 {
+        return 1.0;
+    }
+    let gcd = |mut a: u64, mut b: u64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let lcm = from as f64 / gcd(from, to) as f64 * to as f64;
+    1.0 - from.min(to) as f64 / lcm
+}
+
+/// The article's second cost: seconds to stream `bytes` at `bandwidth`
+/// bytes per second (infinite without bandwidth).
+pub fn transfer_seconds(bytes: f64, bandwidth: f64) -> f64 {
+    if bandwidth > 0.0 {
+        bytes / bandwidth
+    } else {
+        f64::INFINITY
+    }
+}
+
+fn figures(config: &Config, modulo_moved: f64, ring_moved: f64) -> CostFigures {
+    let modulo = cache_cost(config.rps, config.hit_rate, modulo_moved);
+    let ring = cache_cost(config.rps, config.hit_rate, ring_moved);
     CostFigures {
         modulo_moved,
         ring_moved,
-        modulo_db_rps,
-        ring_db_rps,
-        modulo_factor: factor(modulo_db_rps),
-        ring_factor: factor(ring_db_rps),
+        modulo_db_rps: modulo.db_rps,
+        ring_db_rps: ring.db_rps,
+        modulo_factor: modulo.factor,
+        ring_factor: ring.factor,
         modulo_bytes: config.data_bytes * modulo_moved,
         ring_bytes: config.data_bytes * ring_moved,
         ring_bytes_per_donor: config.data_bytes * ring_moved / f64::from(config.nodes),
@@ -171,6 +219,15 @@ mod tests {
         assert_eq!(format!("{:.0}", e.ring_bytes / 1e9), "273");
         assert_eq!(format!("{:.0}", e.ring_bytes_per_donor / 1e9), "27");
         assert!(cost.measured.is_none());
+    }
+
+    #[test]
+    fn modulo_fractions() {
+        assert_eq!(modulo_moved(10, 11), 1.0 - 10.0 / 110.0);
+        assert_eq!(modulo_moved(10, 10), 0.0);
+        assert_eq!(modulo_moved(4, 2), 0.5);
+        assert_eq!(modulo_moved(0, 3), 1.0);
+        assert_eq!(transfer_seconds(1e9, 1e8), 10.0);
     }
 
     #[test]

@@ -306,6 +306,95 @@ impl ClusterSpec {
     }
 }
 
+impl ClusterSpec {
+    /// The canonical cluster file of this spec, which
+    /// [`ClusterSpec::from_toml`] reads back to an equal spec: the
+    /// algorithm; the hash (and secret) when named or not the algorithm's
+    /// default; the hash tag, epsilon and every parameter that differs from
+    /// its default; the nodes in listed order, each with its weight (when
+    /// not 1), zone and given points, tokens or slots. Numbers are written
+    /// so they parse back to the same `f64` (`1e-6`, `0.5`). A spec with an
+    /// empty `listed` is written in name order and reads back listing it;
+    /// an unnamed hash that differs from the default reads back named.
+    /// O(N + given points).
+    pub fn to_toml(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = format!("algorithm = {}\n", quoted(self.algorithm.name()));
+        let p = &self.params;
+        if self.hash_named || p.hash != self.algorithm.default_hash_with(p) {
+            let _ = writeln!(out, "hash = {}", quoted(p.hash.name()));
+            if let StableHash::SipHash { key } = p.hash {
+                let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+                let _ = writeln!(out, "secret = {}", quoted(&hex));
+            }
+        }
+        if let Some(tag) = self.hash_tag {
+            let _ = writeln!(out, "hash_tag = {}", quoted(&tag.delimiters()));
+        }
+        if let Some(epsilon) = self.epsilon {
+            let _ = writeln!(out, "epsilon = {epsilon:?}");
+        }
+        for name in p.differing(&Params::DEFAULT) {
+            let value = match name {
+                "vnodes" => p.vnodes.to_string(),
+                "table_size" => p.table_size.to_string(),
+                "probes" => p.probes.to_string(),
+                "max_points" => p.max_points.to_string(),
+                "flavor" => quoted(p.flavor.name()),
+                "min_ring_size" => p.min_ring_size.to_string(),
+                "max_ring_size" => p.max_ring_size.to_string(),
+                _ => p.num_tokens.to_string(),
+            };
+            let _ = writeln!(out, "{name} = {value}");
+        }
+        for node in self.join_order() {
+            let _ = write!(out, "\n[[nodes]]\nname = {}\n", quoted(&node.name));
+            if node.weight != 1.0 {
+                let _ = writeln!(out, "weight = {:?}", node.weight);
+            }
+            if let Some(zone) = &node.zone {
+                let _ = writeln!(out, "zone = {}", quoted(zone));
+            }
+            if let Some(given) = self.layout.get(&node.name) {
+                let _ = writeln!(out, "{} = [{}]", given.field(), given_list(given));
+            }
+        }
+        out
+    }
+}
+
+/// A TOML basic string.
+fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The values of a `points`, `tokens` or `slots` list.
+fn given_list(given: &Given) -> String {
+    let items: Vec<String> = match given {
+        Given::Points(points) => points.iter().map(u64::to_string).collect(),
+        Given::Tokens(tokens) => tokens.iter().map(i64::to_string).collect(),
+        Given::Slots(ranges) => ranges
+            .iter()
+            .map(|r| match (r.start(), r.end()) {
+                (a, b) if a == b => quoted(&a.to_string()),
+                (a, b) => quoted(&format!("{a}-{b}")),
+            })
+            .collect(),
+    };
+    items.join(", ")
+}
+
 type Located = (std::ops::Range<usize>, &'static str, Error);
 
 /// The span and field of what node `name` gives by hand (or its name).

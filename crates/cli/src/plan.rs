@@ -1,0 +1,276 @@
+//! `ringwise plan`: what a membership change moves, from whom to whom, how
+//! many bytes, and what it costs.
+//!
+//! The two clusters: `--from FILE` and either `--to FILE` or the shorthands
+//! `--add NAME[=W]`, `--remove NAME`, `--reweight NAME=W` applied to
+//! `--from` through the placement's own membership changes (a slots table
+//! gives the new node floor(16384/(N+1)) slots from the fullest, nothing
+//! is re-laid). The movement is [`ringwise::diff`]: exact for rings (merged
+//! points) and slot tables, sampled with a 95 % interval otherwise; the
+//! header says which. `--data SIZE` spreads a total like the hashes;
+//! `--keys FILE` looks real keys up in both (`plan/keys.rs`); `--rps`,
+//! `--hit-rate` and `--bandwidth` price the change with the article's two
+//! costs (`ringwise_sim::cost`, shared with `simulate`). `--write FILE`
+//! writes the target cluster with the state it needs (`ClusterSpec::pinned`).
+//!
+//! Cost: building both snapshots, then O(P_old + P_new) for rings, O(16384)
+//! or O(table size) for tables, O(2^20 lookups) sampled; O(K) lookups for
+//! `--keys`.
+
+mod keys;
+mod render;
+mod text;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, anyhow};
+use ringwise::{AnyPlacement, ClusterSpec, Keyed, Movement, Node, Placement, diff};
+use ringwise_sim::cost::parse_size;
+
+use crate::Failure;
+use crate::cluster::read_file;
+use crate::format::Format;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The cluster before the change (TOML cluster file).
+    #[arg(long, value_name = "FILE")]
+    from: PathBuf,
+    /// The cluster after the change; or give --add, --remove, --reweight.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["add", "remove", "reweight"])]
+    to: Option<PathBuf>,
+    /// Add a node to --from (weight W, default 1); repeatable.
+    #[arg(long, value_name = "NAME[=W]")]
+    add: Vec<String>,
+    /// Remove a node from --from; repeatable.
+    #[arg(long, value_name = "NAME")]
+    remove: Vec<String>,
+    /// Give a node of --from the weight W; repeatable.
+    #[arg(long, value_name = "NAME=W")]
+    reweight: Vec<String>,
+    /// Data stored, spread like the keys (e.g. 3TB, 500GB, 2TiB).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    data: Option<f64>,
+    /// Keys to look up in both clusters, one a line, optionally
+    /// KEY<TAB>BYTES: lists the keys that move as KEY<TAB>OLD<TAB>NEW and
+    /// sums their bytes.
+    #[arg(long, value_name = "FILE")]
+    keys: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, default_value_t = Format::Text, value_parser = Format::parser(&Format::ALL))]
+    format: Format,
+    /// List every moved range: (start, end] hash ranges (tokens for
+    /// cassandra, 32-bit for ketama and nginx) or slot ranges.
+    #[arg(long)]
+    ranges: bool,
+    /// Draw the moved arcs (or slots), coloured by receiver, into an SVG file.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Write the target cluster file, with the state it needs to stay put
+    /// (slot table for slots, tokens for cassandra, bucket order for jump).
+    #[arg(long, value_name = "FILE")]
+    write: Option<PathBuf>,
+    /// Requests per second of a cache in front of a database: prices the
+    /// change as the database load right after it.
+    #[arg(long, value_name = "RPS", value_parser = rps)]
+    rps: Option<f64>,
+    /// Hit rate of that cache (0..1, default 0.95).
+    #[arg(long, value_name = "H", value_parser = hit_rate)]
+    hit_rate: Option<f64>,
+    /// Streaming bandwidth per node (e.g. 100MB = 100 MB/s; "/s" optional):
+    /// prices the change as the time to stream the bytes.
+    #[arg(long, value_name = "SIZE", value_parser = bandwidth)]
+    bandwidth: Option<f64>,
+}
+
+fn size(text: &str) -> Result<f64, String> {
+    parse_size(text)
+}
+
+fn bandwidth(text: &str) -> Result<f64, String> {
+    let bytes = parse_size(text.trim().trim_end_matches("/s"))?;
+    if bytes > 0.0 {
+        Ok(bytes)
+    } else {
+        Err("a bandwidth above 0, e.g. 100MB (per second)".into())
+    }
+}
+
+fn rps(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1e12).contains(&v) => Ok(v),
+        _ => Err(format!("{text:?}: requests per second from 0 to 1e12")),
+    }
+}
+
+fn hit_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("{text:?}: a hit rate from 0 to 1, e.g. 0.95")),
+    }
+}
+
+/// The two clusters, as built.
+pub struct Plan {
+    pub from: ClusterSpec,
+    pub old: Keyed<AnyPlacement>,
+    pub new: Keyed<AnyPlacement>,
+    /// The target spec, when it can be written.
+    pub to: Result<ClusterSpec, ringwise::Error>,
+    pub movement: Movement,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let plan = plan(&args)?;
+    let keys = match &args.keys {
+        Some(path) => Some(keys::tally(path, &plan)?),
+        None => None,
+    };
+    if let Some(path) = &args.write {
+        write_target(path, &plan)?;
+    }
+    if let Some(path) = &args.svg {
+        let picture = crate::svg::plan(&plan);
+        std::fs::write(path, picture)
+            .with_context(|| format!("cannot write {}", path.display()))
+            .map_err(Failure::io_other)?;
+    }
+    let costs = render::Costs {
+        data: args.data,
+        rps: args.rps,
+        hit_rate: args.hit_rate,
+        bandwidth: args.bandwidth,
+    };
+    render::write(&plan, keys.as_ref(), &costs, args.format, args.ranges)
+}
+
+/// Builds both clusters and their movement.
+fn plan(args: &Args) -> Result<Plan, Failure> {
+    if args.to.is_none()
+        && args.add.is_empty()
+        && args.remove.is_empty()
+        && args.reweight.is_empty()
+    {
+        return Err(Failure::usage(anyhow!(
+            "say what changes: --to FILE, or --add NAME[=W], --remove NAME, --reweight NAME=W"
+        )));
+    }
+    if args.hit_rate.is_some() && args.rps.is_none() {
+        return Err(Failure::usage(anyhow!(
+            "--hit-rate prices a cache: give its load with --rps too"
+        )));
+    }
+    let from = read_file(&args.from)?;
+    let old = from.build().map_err(Failure::data)?;
+    let (new, to) = match &args.to {
+        Some(path) => {
+            let spec = read_file(path)?;
+            check_same_keys(&from, &spec)?;
+            let new = spec.build().map_err(Failure::data)?;
+            (new.placement().clone(), Ok(spec))
+        }
+        None => {
+            let new = apply(args, old.placement())?;
+            let to = from.pinned(&new);
+            (new, to)
+        }
+    };
+    let movement = diff(old.placement(), &new);
+    // Both hash keys as --from does (checked for --to).
+    let new = Keyed::new(new, from.params.hash).with_hash_tag(from.hash_tag);
+    Ok(Plan {
+        from,
+        old,
+        new,
+        to,
+        movement,
+    })
+}
+
+/// A plan compares where hashes land, so both clusters must hash keys alike.
+fn check_same_keys(from: &ClusterSpec, to: &ClusterSpec) -> Result<(), Failure> {
+    if from.params.hash != to.params.hash || from.hash_tag != to.hash_tag {
+        return Err(Failure::data(anyhow!(
+            "the two clusters hash keys differently (from: {} {:?}, to: {} {:?}): a plan \
+             compares where hashes land; a change of key hash moves almost every key and \
+             is a migration of its own",
+            from.params.hash,
+            from.hash_tag.map(|t| t.delimiters()),
+            to.params.hash,
+            to.hash_tag.map(|t| t.delimiters())
+        )));
+    }
+    Ok(())
+}
+
+/// `--remove`, `--reweight`, then `--add`, through the placement's own
+/// membership changes.
+fn apply(args: &Args, old: &AnyPlacement) -> Result<AnyPlacement, Failure> {
+    let mut placement = old.clone();
+    for name in &args.remove {
+        placement = placement
+            .without_node(name)
+            .with_context(|| format!("--remove {name}"))
+            .map_err(Failure::usage)?;
+    }
+    for item in &args.reweight {
+        let option = format!("--reweight {item}");
+        let Some((name, _)) = item.split_once('=') else {
+            return Err(Failure::usage(anyhow!(
+                "{option}: write NAME=WEIGHT, e.g. --reweight {item}=2"
+            )));
+        };
+        let mut node = node(item, &option)?;
+        let current = placement
+            .nodes()
+            .id(name)
+            .and_then(|id| placement.nodes().get(id));
+        let current = current
+            .ok_or_else(|| Failure::usage(anyhow!("{option}: no node {name:?} in --from")))?;
+        node.zone = current.zone.clone();
+        let without = placement.without_node(name);
+        placement = without
+            .and_then(|p| p.with_node(node))
+            .with_context(|| option.clone())
+            .map_err(Failure::usage)?;
+    }
+    for item in &args.add {
+        let option = format!("--add {item}");
+        placement = placement
+            .with_node(node(item, &option)?)
+            .with_context(|| option.clone())
+            .map_err(Failure::usage)?;
+    }
+    Ok(placement)
+}
+
+/// `NAME[=W]`, validated.
+fn node(item: &str, option: &str) -> Result<Node, Failure> {
+    let (name, weight) = match item.rsplit_once('=') {
+        Some((name, w)) => {
+            let weight = w.trim().parse::<f64>().map_err(|_| {
+                Failure::usage(anyhow!(
+                    "{option}: weight {w:?} is not a number, e.g. {name}=2"
+                ))
+            })?;
+            (name, weight)
+        }
+        None => (item, 1.0),
+    };
+    let node = Node::new(name.trim()).weight(weight);
+    node.validate()
+        .with_context(|| option.to_owned())
+        .map_err(Failure::usage)?;
+    Ok(node)
+}
+
+/// `--write`: the target cluster file.
+fn write_target(path: &PathBuf, plan: &Plan) -> Result<(), Failure> {
+    let spec = plan
+        .to
+        .as_ref()
+        .map_err(|e| Failure::usage(anyhow::Error::new(e.clone()).context("--write")))?;
+    std::fs::write(path, spec.to_toml())
+        .with_context(|| format!("cannot write {}", path.display()))
+        .map_err(Failure::io_other)
+}

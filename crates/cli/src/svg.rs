@@ -1,0 +1,435 @@
+//! SVG pictures, written by hand into a `String`: the ring of `inspect
+//! --svg` and the moves of `plan --svg`.
+//!
+//! The ring: hash position `h` sits at angle `h / 2^64 · 360°` clockwise
+//! from the top; each arc `(p[i-1], p[i]]` is stroked in its owner's colour
+//! (neighbouring arcs of one owner merged), with a tick per point when
+//! there are at most 2,000, and an inner band coloured by zone when nodes
+//! have zones. Placements without a ring get a strip of their slot table
+//! (slots, maglev) or nothing but the bars. Beside it, ownership bars with
+//! the expected share marked: one labelled row per node up to 40 nodes;
+//! beyond, one thin column per node sorted by `share / expected`, the
+//! extremes labelled, so 100 nodes stay readable.
+//!
+//! `plan --svg` draws the old ring in grey and the moved ranges in their
+//! receiver's colour (slot runs on a strip for tables; flows only when
+//! sampled), with bars of what each node gives and receives.
+//!
+//! Cost: O(P + N) elements; 100 nodes × 160 vnodes is about 16,000 arcs,
+//! 1.5 MB of SVG.
+
+use std::fmt::Write as _;
+
+use ringwise::{AnyPlacement, Method, NodeTable, Placement, RingStats, RingView};
+
+use crate::plan::Plan;
+
+const SIZE: f64 = 640.0;
+const WIDTH: f64 = 1240.0;
+const CX: f64 = 320.0;
+const CY: f64 = 340.0;
+const R: f64 = 240.0;
+const BAND: f64 = 40.0;
+
+/// Node `i`'s colour of `n`: twelve distinct hues, then the golden angle.
+fn colour(i: usize, n: usize) -> String {
+    const TWELVE: [&str; 12] = [
+        "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+        "#bcbd22", "#17becf", "#393b79", "#ad494a",
+    ];
+    if n <= TWELVE.len() {
+        return TWELVE[i].into();
+    }
+    let light = [42, 55, 68][i % 3];
+    format!("hsl({:.1},70%,{light}%)", (i as f64 * 137.508) % 360.0)
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn angle(position: u64) -> f64 {
+    position as f64 / 2f64.powi(64) * std::f64::consts::TAU - std::f64::consts::FRAC_PI_2
+}
+
+fn at(radius: f64, a: f64) -> (f64, f64) {
+    (CX + radius * a.cos(), CY + radius * a.sin())
+}
+
+/// A filled ring sector over `(start, end]` between `radius ± width/2`,
+/// at least `min_degrees` wide (so a moved sliver stays visible); the
+/// whole annulus when `start == end`. Filled, not stroked: a wide stroke
+/// on a tiny arc renders as a wedge.
+fn arc(out: &mut String, start: u64, end: u64, radius: f64, width: f64, colour: &str) {
+    sector(out, start, end, radius, width, colour, 0.0);
+}
+
+fn sector(
+    out: &mut String,
+    start: u64,
+    end: u64,
+    radius: f64,
+    width: f64,
+    colour: &str,
+    min_degrees: f64,
+) {
+    let (r1, r2) = (radius + width / 2.0, radius - width / 2.0);
+    let span = end.wrapping_sub(start);
+    if span == 0 {
+        let _ = writeln!(
+            out,
+            r#"<circle cx="{CX}" cy="{CY}" r="{radius}" fill="none" stroke="{colour}" stroke-width="{width}"/>"#
+        );
+        return;
+    }
+    let turn = (span as f64 / 2f64.powi(64) * std::f64::consts::TAU).max(min_degrees.to_radians());
+    let middle = angle(start) + span as f64 / 2f64.powi(64) * std::f64::consts::PI;
+    let (a, b) = (middle - turn / 2.0, middle + turn / 2.0);
+    let large = u8::from(turn > std::f64::consts::PI);
+    let ((x1, y1), (x2, y2)) = (at(r1, a), at(r1, b));
+    let ((x3, y3), (x4, y4)) = (at(r2, b), at(r2, a));
+    let _ = writeln!(
+        out,
+        r#"<path d="M{x1:.2},{y1:.2}A{r1},{r1} 0 {large} 1 {x2:.2},{y2:.2}L{x3:.2},{y3:.2}A{r2},{r2} 0 {large} 0 {x4:.2},{y4:.2}Z" fill="{colour}"/>"#
+    );
+}
+
+fn header(title: &str, height: f64) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
+         viewBox=\"0 0 {WIDTH} {height}\" font-family=\"sans-serif\" font-size=\"13\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"20\" y=\"30\" font-size=\"17\">{}</text>\n",
+        escape(title)
+    )
+}
+
+/// The ring's arcs by owner, neighbours merged: `(start, end, owner id)`.
+fn arcs(ring: &dyn RingView) -> Vec<(u64, u64, u32)> {
+    let last = ring.points().last().map_or(0, |(p, _)| p);
+    let mut out: Vec<(u64, u64, u32)> = Vec::new();
+    let mut prev = last;
+    for (point, id) in ring.points() {
+        match out.last_mut() {
+            Some(a) if a.2 == id && a.1 == prev => a.1 = point,
+            _ => out.push((prev, point, id)),
+        }
+        prev = point;
+    }
+    out
+}
+
+/// The circle of `ring`: arcs, ticks, zones.
+fn circle(out: &mut String, ring: &dyn RingView, nodes: &NodeTable, faded: bool) {
+    let n = nodes.len();
+    for (start, end, id) in arcs(ring) {
+        let c = if faded {
+            "#d9d9d9".into()
+        } else {
+            colour(id as usize, n)
+        };
+        arc(out, start, end, R, BAND, &c);
+    }
+    if ring.point_count() <= 2000 {
+        for (point, _) in ring.points() {
+            let a = angle(point);
+            let ((x1, y1), (x2, y2)) = (at(R + BAND / 2.0, a), at(R + BAND / 2.0 + 7.0, a));
+            let _ = writeln!(
+                out,
+                r##"<line x1="{x1:.2}" y1="{y1:.2}" x2="{x2:.2}" y2="{y2:.2}" stroke="#333" stroke-width="1"/>"##
+            );
+        }
+    }
+    if nodes.zone_count() > 0 && nodes.iter().any(|node| node.zone.is_some()) {
+        let zones = nodes.zone_count();
+        for (start, end, id) in arcs(ring) {
+            let zone = nodes.zone_id(id).map_or(0, |z| z as usize);
+            arc(
+                out,
+                start,
+                end,
+                R - BAND / 2.0 - 8.0,
+                10.0,
+                &colour(zone % 12, zones.min(12)),
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        r##"<text x="{CX}" y="{CY}" text-anchor="middle">{} points</text>"##,
+        ring.point_count()
+    );
+    let note = if ring.point_count() > 2000 {
+        "ticks omitted above 2,000 points"
+    } else {
+        "ticks: points"
+    };
+    let _ = writeln!(
+        out,
+        r##"<text x="{CX}" y="{}" text-anchor="middle" fill="#555">{note}</text>"##,
+        CY + 20.0
+    );
+}
+
+/// A horizontal strip of a slot table's owners (`colour_of` per slot).
+fn strip(out: &mut String, size: u64, colour_of: impl Fn(u64) -> Option<String>, y: f64) {
+    let (x0, w) = (20.0, 600.0);
+    let mut slot = 0;
+    while slot < size {
+        let c = colour_of(slot);
+        let start = slot;
+        while slot < size && colour_of(slot) == c {
+            slot += 1;
+        }
+        let (x, width) = (
+            x0 + w * start as f64 / size as f64,
+            w * (slot - start) as f64 / size as f64,
+        );
+        let fill = c.unwrap_or_else(|| "#d9d9d9".into());
+        let _ = writeln!(
+            out,
+            r#"<rect x="{x:.2}" y="{y}" width="{:.2}" height="60" fill="{fill}"/>"#,
+            width.max(0.3)
+        );
+    }
+    let _ = writeln!(
+        out,
+        r##"<text x="20" y="{}" fill="#555">slot 0</text><text x="620" y="{}" text-anchor="end" fill="#555">slot {}</text>"##,
+        y + 80.0,
+        y + 80.0,
+        size - 1
+    );
+}
+
+/// Bars of `values` (fraction per node) with `marks` (expected) drawn as
+/// black lines, right of the circle.
+fn bars(out: &mut String, names: &[String], values: &[f64], marks: &[f64], title: &str) {
+    let (x0, y0, w) = (720.0, 70.0, 360.0);
+    let _ = writeln!(
+        out,
+        r#"<text x="{x0}" y="{}">{}</text>"#,
+        y0 - 10.0,
+        escape(title)
+    );
+    let n = names.len();
+    let top = values.iter().chain(marks).copied().fold(1e-12, f64::max);
+    if n <= 40 {
+        let row = (540.0 / n.max(1) as f64).min(24.0);
+        for i in 0..n {
+            let y = y0 + row * i as f64;
+            let len = w * values[i] / top;
+            let _ = writeln!(
+                out,
+                r#"<rect x="{x0}" y="{y:.1}" width="{len:.2}" height="{:.1}" fill="{}"/>"#,
+                row * 0.75,
+                colour(i, n)
+            );
+            let mark = x0 + w * marks[i] / top;
+            let _ = writeln!(
+                out,
+                r#"<line x1="{mark:.2}" y1="{:.1}" x2="{mark:.2}" y2="{:.1}" stroke="black" stroke-width="2"/>"#,
+                y - 2.0,
+                y + row * 0.75 + 2.0
+            );
+            let label = format!("{} {:.2}%", names[i], values[i] * 100.0);
+            let _ = writeln!(
+                out,
+                r#"<text x="{:.1}" y="{:.1}" font-size="{:.0}" text-anchor="end">{}</text>"#,
+                x0 - 8.0,
+                y + row * 0.6,
+                (row * 0.6).clamp(8.0, 13.0),
+                escape(&label)
+            );
+        }
+    } else {
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| {
+            (values[a] / marks[a].max(1e-300)).total_cmp(&(values[b] / marks[b].max(1e-300)))
+        });
+        let col = w / n as f64;
+        for (k, &i) in order.iter().enumerate() {
+            let h = 480.0 * values[i] / top;
+            let x = x0 + col * k as f64;
+            let _ = writeln!(
+                out,
+                r#"<rect x="{x:.2}" y="{:.2}" width="{:.2}" height="{h:.2}" fill="{}"/>"#,
+                y0 + 480.0 - h,
+                col * 0.85,
+                colour(i, n)
+            );
+            let m = y0 + 480.0 - 480.0 * marks[i] / top;
+            let _ = writeln!(
+                out,
+                r#"<line x1="{x:.2}" y1="{m:.2}" x2="{:.2}" y2="{m:.2}" stroke="black" stroke-width="1.5"/>"#,
+                x + col
+            );
+        }
+        for (line, (k, word)) in [(0, "lowest"), (n - 1, "highest")].into_iter().enumerate() {
+            let i = order[k];
+            let label = format!(
+                "{word}: {} {:.3}% (expected {:.3}%)",
+                names[i],
+                values[i] * 100.0,
+                marks[i] * 100.0
+            );
+            let _ = writeln!(
+                out,
+                r#"<text x="{x0}" y="{}">{}</text>"#,
+                y0 + 500.0 + 18.0 * line as f64,
+                escape(&label)
+            );
+        }
+        let _ = writeln!(
+            out,
+            r##"<text x="{x0}" y="{}" fill="#555">one column per node, sorted by share / expected; black: expected</text>"##,
+            y0 + 536.0
+        );
+    }
+}
+
+/// The largest flows, one labelled bar each, coloured by receiver.
+fn flow_bars(out: &mut String, m: &ringwise::Movement) {
+    const SHOWN: usize = 30;
+    let (x0, y0, w) = (900.0, 70.0, 300.0);
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="{}">largest flows: donor → receiver</text>"#,
+        x0 - 200.0,
+        y0 - 10.0
+    );
+    let mut flows: Vec<&ringwise::Flow> = m.flows.iter().collect();
+    flows.sort_by(|a, b| b.fraction.total_cmp(&a.fraction));
+    let top = flows.first().map_or(1.0, |f| f.fraction).max(1e-12);
+    let row = (540.0 / flows.len().clamp(1, SHOWN) as f64).min(24.0);
+    for (k, f) in flows.iter().take(SHOWN).enumerate() {
+        let y = y0 + row * k as f64;
+        let c = colour(f.to as usize, m.nodes.len());
+        let _ = writeln!(
+            out,
+            r#"<rect x="{x0}" y="{y:.1}" width="{:.2}" height="{:.1}" fill="{c}"/>"#,
+            w * f.fraction / top,
+            row * 0.75
+        );
+        let label = format!(
+            "{} → {} {:.3}%",
+            m.name(f.from),
+            m.name(f.to),
+            f.fraction * 100.0
+        );
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="{:.1}" font-size="{:.0}" text-anchor="end">{}</text>"#,
+            x0 - 8.0,
+            y + row * 0.6,
+            (row * 0.6).clamp(8.0, 13.0),
+            escape(&label)
+        );
+    }
+    if flows.len() > SHOWN {
+        let _ = writeln!(
+            out,
+            r##"<text x="{x0}" y="{}" fill="#555">… and {} smaller flows</text>"##,
+            y0 + row * SHOWN as f64 + 14.0,
+            flows.len() - SHOWN
+        );
+    }
+}
+
+/// `inspect --svg`: the ring (or slot strip) and the ownership bars.
+pub fn inspect(title: &str, placement: &AnyPlacement, stats: &RingStats) -> String {
+    let nodes = placement.nodes();
+    let mut out = header(title, SIZE + 60.0);
+    match (placement.as_ring(), table_size(placement)) {
+        (Some(ring), _) => circle(&mut out, ring, nodes, false),
+        (None, Some(size)) => {
+            let n = nodes.len();
+            strip(
+                &mut out,
+                size,
+                |s| placement.owner(s).map(|id| colour(id as usize, n)),
+                300.0,
+            );
+        }
+        (None, None) => {
+            let _ = writeln!(
+                out,
+                r##"<text x="40" y="330" fill="#555">{} has no ring or table to draw: shares sampled</text>"##,
+                placement.algorithm()
+            );
+        }
+    }
+    let names: Vec<String> = stats.nodes.iter().map(|n| n.name.clone()).collect();
+    let shares: Vec<f64> = stats.nodes.iter().map(|n| n.share).collect();
+    let expected: Vec<f64> = stats.nodes.iter().map(|n| n.expected).collect();
+    bars(
+        &mut out,
+        &names,
+        &shares,
+        &expected,
+        "share of the key space (black: expected from weights)",
+    );
+    out + "</svg>\n"
+}
+
+fn table_size(placement: &AnyPlacement) -> Option<u64> {
+    match placement {
+        AnyPlacement::Slots(_) => Some(ringwise::SLOT_COUNT as u64),
+        AnyPlacement::Maglev(m) => Some(m.table_size()),
+        _ => None,
+    }
+}
+
+/// `plan --svg`: what moves, coloured by receiver.
+pub fn plan(plan: &Plan) -> String {
+    let m = &plan.movement;
+    let n = m.nodes.len();
+    let title = format!(
+        "{}: {:.2}% of the key space moves (optimum {:.2}%), coloured by receiver",
+        plan.from.algorithm,
+        m.moved() * 100.0,
+        m.optimum() * 100.0
+    );
+    let mut out = header(&title, SIZE + 60.0);
+    match (m.method, plan.old.placement().as_ring()) {
+        (Method::Arcs, Some(ring)) => {
+            circle(&mut out, ring, plan.old.placement().nodes(), true);
+            for r in &m.ranges {
+                sector(
+                    &mut out,
+                    r.start,
+                    r.end,
+                    R,
+                    BAND + 14.0,
+                    &colour(r.to as usize, n),
+                    0.4,
+                );
+            }
+            let _ = writeln!(
+                out,
+                r##"<text x="{CX}" y="{}" text-anchor="middle" fill="#555">grey: unchanged; moved arcs drawn at least 0.4° wide</text>"##,
+                CY + 40.0
+            );
+        }
+        (Method::Table { size }, _) => {
+            let owner = |slot: u64| {
+                let r = m.ranges.partition_point(|r| r.end < slot);
+                m.ranges
+                    .get(r)
+                    .filter(|r| r.start <= slot)
+                    .map(|r| colour(r.to as usize, n))
+            };
+            strip(&mut out, size, owner, 300.0);
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                r##"<text x="40" y="330" fill="#555">sampled: no ranges to draw, see the bars</text>"##
+            );
+        }
+    }
+    flow_bars(&mut out, m);
+    out + "</svg>\n"
+}

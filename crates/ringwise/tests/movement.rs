@@ -1,0 +1,328 @@
+//! `ringwise::diff`: exact ranges checked against lookups of random hashes,
+//! exact slot tables against every slot, the sampled fallback's interval,
+//! and the seed article's storage example (3 TB, 10 → 11 nodes).
+
+use ringwise::{
+    Algorithm, AnyPlacement, Method, Movement, Node, Params, Placement, diff, diff_sampled,
+};
+
+use crate::support::owner_name;
+use crate::support::rng::Rng;
+
+/// The range (and its pair) holding hash `h`, if any: a binary search over
+/// the ascending ranges, and the first one apart when it wraps.
+fn range_of(m: &Movement, h: u64) -> Option<(&str, &str)> {
+    let pair = |r: &ringwise::MovedRange| Some((m.name(r.from), m.name(r.to)));
+    let (wrap, rest) = match m.ranges.split_first() {
+        Some((first, rest)) if first.start >= first.end => (Some(first), rest),
+        _ => (None, &m.ranges[..]),
+    };
+    if let Some(r) = wrap.filter(|r| h > r.start || h <= r.end) {
+        return pair(r);
+    }
+    let r = rest.get(rest.partition_point(|r| r.end < h))?;
+    (r.start < h && h <= r.end).then(|| pair(r))?
+}
+
+/// Every sampled hash whose owner changed lies in a range with that pair,
+/// and every hash in a range changed owner; the fractions are the ranges'.
+fn check_exact(old: &AnyPlacement, new: &AnyPlacement, rng: &mut Rng, samples: usize) -> Movement {
+    let m = diff(old, new);
+    assert_eq!(m.method, Method::Arcs);
+    for _ in 0..samples {
+        let h = rng.next();
+        let (a, b) = (
+            owner_name(old, h).expect("present"),
+            owner_name(new, h).expect("present"),
+        );
+        let expected = (a != b).then_some((a, b));
+        assert_eq!(range_of(&m, h), expected, "hash {h}");
+    }
+    // The points themselves and their neighbours: the boundaries.
+    for (p, _) in old
+        .as_ring()
+        .expect("present")
+        .points()
+        .chain(new.as_ring().expect("present").points())
+    {
+        for h in [p.wrapping_sub(1), p, p.wrapping_add(1)] {
+            let (a, b) = (
+                owner_name(old, h).expect("present"),
+                owner_name(new, h).expect("present"),
+            );
+            assert_eq!(range_of(&m, h), (a != b).then_some((a, b)), "boundary {h}");
+        }
+    }
+    let from_ranges: u128 = m.ranges.iter().map(|r| r.arc_len()).sum();
+    let fraction = from_ranges as f64 / 2f64.powi(64);
+    assert!(
+        (m.moved() - fraction).abs() < 1e-12,
+        "{} vs {fraction}",
+        m.moved()
+    );
+    m
+}
+
+fn ring(names: &[String], vnodes: u32, weights: &[f64]) -> AnyPlacement {
+    let nodes = names
+        .iter()
+        .zip(weights)
+        .map(|(n, &w)| Node::new(n.as_str()).weight(w))
+        .collect();
+    let params = Params {
+        vnodes,
+        ..Params::DEFAULT
+    };
+    AnyPlacement::build(Algorithm::Ring, nodes, &params).expect("ring")
+}
+
+#[test]
+fn ring_ranges_are_exact_for_random_pairs() {
+    let mut rng = Rng(12);
+    for round in 0..12 {
+        let n = rng.between(1, 12);
+        let names: Vec<String> = (0..n + 3)
+            .map(|i| format!("n{}", rng.below(40) + i * 40))
+            .collect();
+        let vnodes = *rng.pick(&[1, 3, 20, 160]);
+        let weights: Vec<f64> = (0..names.len())
+            .map(|_| *rng.pick(&[0.5, 1.0, 2.0]))
+            .collect();
+        let old = ring(&names[..n], vnodes, &weights[..n]);
+        // Join, leave, reweight or a mixed change.
+        let (lo, hi) = match round % 4 {
+            0 => (0, n + 1),
+            1 => (1.min(n - 1), n),
+            2 => (0, n),
+            _ => (1.min(n - 1), n + 3),
+        };
+        let mut w2 = weights.clone();
+        if round % 4 == 2 {
+            w2[0] *= 3.0;
+        }
+        let new = ring(&names[lo..hi], vnodes, &w2[lo..hi]);
+        check_exact(&old, &new, &mut rng, 100_000);
+    }
+}
+
+#[test]
+fn colliding_points_follow_the_tie_rule() {
+    // Ring ties go by name: at a shared point "a" owns it. Old: a@100,300,500
+    // and b@100,200,500, so 500 is a's. New: a's 500 moved to 501, so b owns
+    // (300, 500]; (500, 501] is a's before (wrap to 100) and after.
+    let points = |a: [u64; 3], b: [u64; 3]| {
+        let mut layout = ringwise::Layout::new();
+        layout.insert("a".into(), ringwise::Given::Points(a.into()));
+        layout.insert("b".into(), ringwise::Given::Points(b.into()));
+        let nodes = vec![Node::new("a"), Node::new("b")];
+        AnyPlacement::build_with(Algorithm::Ring, nodes, &Params::DEFAULT, &layout).expect("ring")
+    };
+    let old = points([100, 300, 500], [100, 200, 500]);
+    let new = points([100, 300, 501], [100, 200, 500]);
+    let m = check_exact(&old, &new, &mut Rng(3), 1000);
+    assert_eq!(m.ranges.len(), 1);
+    let r = m.ranges[0];
+    assert_eq!(
+        (r.start, r.end, m.name(r.from), m.name(r.to)),
+        (300, 500, "a", "b")
+    );
+}
+
+#[test]
+fn a_one_point_ring_moves_the_whole_circle() {
+    let one = |name: &str| {
+        let mut layout = ringwise::Layout::new();
+        layout.insert(name.into(), ringwise::Given::Points(vec![7]));
+        AnyPlacement::build_with(
+            Algorithm::Ring,
+            vec![Node::new(name)],
+            &Params::DEFAULT,
+            &layout,
+        )
+        .expect("ring")
+    };
+    let m = diff(&one("a"), &one("b"));
+    assert_eq!(m.ranges.len(), 1);
+    assert_eq!(m.ranges[0].arc_len(), 1u128 << 64);
+    assert_eq!(m.moved(), 1.0);
+    assert_eq!(m.optimum(), 1.0);
+}
+
+#[test]
+fn every_ring_flavour_is_exact() {
+    let names: Vec<Node> = (0..6).map(|i| Node::new(format!("cache-{i}"))).collect();
+    let mut rng = Rng(77);
+    for algorithm in [
+        Algorithm::Ketama,
+        Algorithm::Nginx,
+        Algorithm::EnvoyRing,
+        Algorithm::Cassandra,
+    ] {
+        let params = Params {
+            hash: algorithm.default_hash(),
+            ..Params::DEFAULT
+        };
+        let old = AnyPlacement::build(algorithm, names[..5].to_vec(), &params).expect("old");
+        let new = AnyPlacement::build(algorithm, names.to_vec(), &params).expect("new");
+        let m = check_exact(&old, &new, &mut rng, 5_000);
+        // Envoy's point counts depend on N (min_ring_size / N points
+        // each), so a join also moves arcs between old nodes there.
+        let only_to_new = m.flows.iter().all(|f| m.name(f.to) == "cache-5");
+        assert_eq!(
+            only_to_new,
+            algorithm != Algorithm::EnvoyRing,
+            "{algorithm}"
+        );
+    }
+}
+
+#[test]
+fn slot_tables_are_exact_slot_by_slot() {
+    let nodes: Vec<Node> = ["a", "b", "c", "d"].map(Node::new).into();
+    let params = Params {
+        hash: Algorithm::Slots.default_hash(),
+        ..Params::DEFAULT
+    };
+    let old = AnyPlacement::build(Algorithm::Slots, nodes[..3].to_vec(), &params).expect("old");
+    let new = old.with_node(Node::new("d")).expect("grown");
+    let m = diff(&old, &new);
+    assert_eq!(m.method, Method::Table { size: 16384 });
+    let moved: u64 = m.ranges.iter().map(|r| r.end - r.start + 1).sum();
+    assert_eq!(moved, 4096, "the new node takes floor(16384/4) slots");
+    assert_eq!(m.moved(), 4096.0 / 16384.0);
+    for slot in 0..16384u64 {
+        let (a, b) = (
+            owner_name(&old, slot).expect("present"),
+            owner_name(&new, slot).expect("present"),
+        );
+        let r = m.ranges.iter().find(|r| r.start <= slot && slot <= r.end);
+        assert_eq!(
+            r.map(|r| (m.name(r.from), m.name(r.to))),
+            (a != b).then_some((a, b))
+        );
+    }
+    // Maglev: one table size, exact; the fraction counts hashes per slot.
+    let maglev = |n: usize| {
+        AnyPlacement::build(Algorithm::Maglev, nodes[..n].to_vec(), &Params::DEFAULT).expect("m")
+    };
+    let m = diff(&maglev(3), &maglev(4));
+    assert_eq!(m.method, Method::Table { size: 65537 });
+    let slots: u64 = m.ranges.iter().map(|r| r.end - r.start + 1).sum();
+    assert!((m.moved() - slots as f64 / 65537.0).abs() < 1e-9);
+    let sampled = diff_sampled(&maglev(3), &maglev(4), 200_000);
+    let Method::Sampled { low, high, .. } = sampled.method else {
+        panic!("sampled")
+    };
+    assert!(
+        low <= m.moved() && m.moved() <= high,
+        "{low} {} {high}",
+        m.moved()
+    );
+}
+
+#[test]
+fn sampled_movement_states_an_interval_that_holds() {
+    let nodes: Vec<Node> = (0..11).map(|i| Node::new(format!("n{i}"))).collect();
+    for algorithm in [
+        Algorithm::Rendezvous,
+        Algorithm::MultiProbe,
+        Algorithm::Jump,
+        Algorithm::Memento,
+    ] {
+        let old = AnyPlacement::build(algorithm, nodes[..10].to_vec(), &Params::DEFAULT)
+            .expect("present");
+        let new = old.with_node(nodes[10].clone()).expect("present");
+        let m = diff_sampled(&old, &new, 100_000);
+        let Method::Sampled { samples, low, high } = m.method else {
+            panic!("{algorithm} sampled")
+        };
+        assert_eq!(samples, 100_000);
+        assert!(low <= m.moved() && m.moved() <= high);
+        // Only to the new node, about 1/11 of the keys.
+        assert!(m.flows.iter().all(|f| m.name(f.to) == "n10"), "{algorithm}");
+        assert!(
+            (0.08..0.10).contains(&m.moved()),
+            "{algorithm}: {}",
+            m.moved()
+        );
+        assert!((m.optimum() - 1.0 / 11.0).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn the_articles_storage_example() {
+    // 3 TB on 10 nodes; an 11th moves about 273 GB with a ring, about 27 GB
+    // from each old node, against about 2.7 TB with % N.
+    let nodes: Vec<Node> = (0..11).map(|i| Node::new(format!("node-{i}"))).collect();
+    let old = AnyPlacement::build(Algorithm::Ring, nodes[..10].to_vec(), &Params::DEFAULT)
+        .expect("present");
+    let new = AnyPlacement::build(Algorithm::Ring, nodes, &Params::DEFAULT).expect("present");
+    let m = diff(&old, &new);
+    let total = 3e12;
+    let moved = m.moved() * total;
+    assert!((250e9..300e9).contains(&moved), "{moved}");
+    assert_eq!(format!("{:.0}", m.optimum() * total / 1e9), "273");
+    // About 27 GB from each old node on average; a real ring of 160
+    // vnodes gives from 10 to 39 GB each (the new node's points fall where
+    // they fall), every old node gives some.
+    assert_eq!(format!("{:.0}", m.optimum() * total / 10.0 / 1e9), "27");
+    let given = m.given();
+    for (i, name) in m.nodes.iter().enumerate().filter(|(_, n)| *n != "node-10") {
+        let bytes = given[i] * total;
+        assert!((5e9..50e9).contains(&bytes), "{name}: {bytes}");
+    }
+    assert_eq!(
+        m.received()[m
+            .nodes
+            .iter()
+            .position(|n| n == "node-10")
+            .expect("present")],
+        m.moved()
+    );
+}
+
+#[test]
+fn a_slot_plan_applied_to_the_old_table_yields_the_new_one() {
+    // Each moved run, applied with Slots::migrate (an operator's CLUSTER
+    // SETSLOT ... NODE), turns the old table into exactly the new one.
+    let nodes: Vec<Node> = ["a", "b", "c", "d", "e"].map(Node::new).into();
+    let params = Params {
+        hash: Algorithm::Slots.default_hash(),
+        ..Params::DEFAULT
+    };
+    let old = AnyPlacement::build(Algorithm::Slots, nodes[..4].to_vec(), &params).expect("slots");
+    let name = |p: &AnyPlacement, slot: u64| {
+        p.owner(slot)
+            .and_then(|id| p.nodes().name(id).map(str::to_owned))
+    };
+    // The old table, with every node of both sides present (e with none).
+    let mut layout = ringwise::Layout::new();
+    for slot in 0..16384u16 {
+        let owner = name(&old, u64::from(slot)).expect("owned");
+        let given = layout
+            .entry(owner)
+            .or_insert_with(|| ringwise::Given::Slots(Vec::new()));
+        if let ringwise::Given::Slots(ranges) = given {
+            ranges.push(slot..=slot);
+        }
+    }
+    for new in [old.with_node(nodes[4].clone()), old.without_node("b")] {
+        let new = new.expect("changed");
+        let m = diff(&old, &new);
+        let start = AnyPlacement::build_with(Algorithm::Slots, nodes.clone(), &params, &layout);
+        let ringwise::AnyPlacement::Slots(mut applied) = start.expect("old table") else {
+            panic!("slots")
+        };
+        for r in &m.ranges {
+            for slot in r.start..=r.end {
+                applied = applied
+                    .migrate(slot as u16, m.name(r.to))
+                    .expect("migrates");
+            }
+        }
+        let applied = AnyPlacement::Slots(applied);
+        for slot in 0..16384u64 {
+            assert_eq!(name(&applied, slot), name(&new, slot), "slot {slot}");
+        }
+    }
+}
