@@ -35,6 +35,7 @@ mod memento_properties;
 mod multiprobe_properties;
 mod properties;
 mod redis_slots;
+mod reliability;
 mod rendezvous_properties;
 mod seed_peer;
 mod slots_properties;
