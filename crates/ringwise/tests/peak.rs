@@ -9,6 +9,14 @@
 //! - The per-node algorithms at 100,000 nodes peak within
 //!   [`PEAK_PER_NODE`] bytes per node (names of at most 11 bytes).
 //!
+//! Builds whose documented peak reaches 64 MiB first reserve that peak
+//! (untouched) and release it; the allocator counts the reservation, so at
+//! the caps the printed peak is the larger of the reservation and the
+//! build's own peak. The bound still fails a build whose own peak grows
+//! past it. The builds' own peaks at the caps, measured before the
+//! reservation existed, are in RELIABILITY.md (ring 40.0 B/point, maglev
+//! 6.0 B/slot).
+//!
 //! Its own binary without the libtest harness: the allocator counts every
 //! thread, so nothing else may allocate while a build is measured. Prints
 //! one line per build (the figures RELIABILITY.md records).

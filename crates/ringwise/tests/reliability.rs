@@ -220,3 +220,33 @@ fn issue13_3_more_than_max_nodes_are_refused() {
         Err(Error::TooManyNodes { .. })
     ));
 }
+
+/// Issue 13 item 5, the one fuzz finding (`ops`, crash-a195f0df): envoy-ring
+/// with seven nodes of weight 1 and one of 1e-6 under a 256-point ring
+/// answered 7 replicas for `replicas(21)`, not 8. Not a bug: Envoy caps
+/// the ring at `max_ring_size` and rounds each node's share of it, so the
+/// light node gets no point and is never a replica (the contract says "up
+/// to `n`"); the fuzz model now counts the nodes that own points. This pins
+/// the behaviour down: a node without points owns nothing, the others are
+/// all replicas.
+#[test]
+fn issue13_5_fuzz_ops_a_pointless_envoy_node_is_never_a_replica() {
+    let mut nodes: Vec<Node> = (0..7).map(|i| Node::new(format!("n{i}"))).collect();
+    nodes.push(Node::new("n17").weight(1e-6));
+    let params = Params {
+        min_ring_size: 64,
+        max_ring_size: 256,
+        hash: Algorithm::EnvoyRing.default_hash(),
+        ..Params::DEFAULT
+    };
+    let placement = AnyPlacement::build(Algorithm::EnvoyRing, nodes, &params).expect("valid");
+    let ring = placement.as_ring().expect("ring-shaped");
+    let light = placement.nodes().id("n17").expect("member");
+    assert!(ring.points().all(|(_, id)| id != light), "no point for n17");
+    let mut out = Vec::new();
+    for hash in hashes(200, 3) {
+        placement.replicas_into(hash, 21, &mut out);
+        assert_eq!(out.len(), 7);
+        assert!(!out.contains(&light));
+    }
+}
