@@ -83,21 +83,42 @@ impl ClusterArgs {
     /// The spec these options describe and its placement, built: warnings
     /// for settings the algorithm ignores and a note before a slow build
     /// go to stderr.
+    ///
+    /// A cluster file is built once, to validate it; that placement is
+    /// used as is when no option changes the spec (issue 13 item 7: a big
+    /// maglev table was built twice), and dropped before a rebuild
+    /// otherwise. O(file + build).
     pub fn build(&self) -> Result<(ClusterSpec, Keyed<AnyPlacement>), Failure> {
-        let spec = self.spec()?;
+        let (spec, read) = self.spec()?;
         self.warn_ignored(&spec);
-        note_slow_build(&spec);
-        let keyed = spec.build().map_err(|e| self.classify(e))?;
+        let unchanged = matches!(&read, Some((as_read, _)) if *as_read == spec);
+        let keyed = match read {
+            Some((_, keyed)) if unchanged => keyed,
+            read => {
+                drop(read);
+                note_slow_build(&spec);
+                spec.build().map_err(|e| self.classify(e))?
+            }
+        };
         Ok((spec, keyed))
     }
 
-    /// The validated spec these options describe.
-    fn spec(&self) -> Result<ClusterSpec, Failure> {
+    /// The validated spec these options describe, and for a cluster file
+    /// the spec as read with the placement built to validate it.
+    fn spec(&self) -> Result<(ClusterSpec, Option<Read>), Failure> {
+        let mut read = None;
         let mut spec = match (&self.cluster, &self.nodes) {
-            (Some(path), _) => read_file(path)?,
-            (None, Some(list)) => ClusterSpec::new(Algorithm::default(), parse_nodes(list)?)
-                .context("--nodes")
-                .map_err(Failure::data)?,
+            (Some(path), _) => {
+                let (spec, keyed) = read_file(path)?;
+                read = Some((spec.clone(), keyed));
+                spec
+            }
+            (None, Some(list)) => ClusterSpec::new(
+                Algorithm::default(),
+                crate::nodes::parse(list).map_err(Failure::data)?,
+            )
+            .context("--nodes")
+            .map_err(Failure::data)?,
             (None, None) => match self.etcd.connection()? {
                 Some(connection) => read_etcd(&connection, &self.etcd.prefix)?,
                 None => {
@@ -142,7 +163,7 @@ impl ClusterArgs {
         if let Some(tag) = self.hash_tag {
             spec.hash_tag = Some(tag);
         }
-        Ok(spec)
+        Ok((spec, read))
     }
 
     /// The parameter options given on the command line, by parameter name.
@@ -257,7 +278,6 @@ fn note_slow_build(spec: &ClusterSpec) {
 /// reading at most one byte past the cap, not after gigabytes.
 const MAX_CLUSTER_FILE_BYTES: u64 = 64 << 20;
 
-/// The spec in the file at `path`.
 /// The cluster held in etcd under `prefix` now.
 fn read_etcd(connection: &ringwise_etcd::Connection, prefix: &str) -> Result<ClusterSpec, Failure> {
     let read = crate::live::block_on(ringwise_etcd::read(connection, prefix))?;
@@ -270,7 +290,11 @@ fn read_etcd(connection: &ringwise_etcd::Connection, prefix: &str) -> Result<Clu
     })
 }
 
-pub fn read_file(path: &PathBuf) -> Result<ClusterSpec, Failure> {
+/// A cluster file's spec as read, and the placement built to validate it.
+type Read = (ClusterSpec, Keyed<AnyPlacement>);
+
+/// The spec in the file at `path`, and its placement.
+pub fn read_file(path: &PathBuf) -> Result<Read, Failure> {
     use std::io::Read as _;
     let unreadable = |e: std::io::Error| {
         Failure::no_input(
@@ -297,50 +321,10 @@ pub fn read_file(path: &PathBuf) -> Result<ClusterSpec, Failure> {
             e.utf8_error().valid_up_to()
         ))
     })?;
-    let spec = ClusterSpec::from_toml(&text)
+    let spec = ClusterSpec::from_toml_built(&text)
         .with_context(|| format!("in {}", path.display()))
         .map_err(Failure::data)?;
     Ok(spec)
-}
-
-/// Parses `a,b=2,c=0.5@zone-1`.
-fn parse_nodes(list: &str) -> Result<Vec<Node>, Failure> {
-    if list.trim().is_empty() {
-        return Err(Failure::data(anyhow!(
-            "--nodes: the node list is empty; give at least one NAME, e.g. --nodes a,b,c"
-        )));
-    }
-    list.split(',')
-        .enumerate()
-        .map(|(i, item)| parse_node(i + 1, item.trim()))
-        .collect()
-}
-
-fn parse_node(position: usize, item: &str) -> Result<Node, Failure> {
-    let (rest, zone) = match item.rsplit_once('@') {
-        Some((rest, zone)) => (rest, Some(zone)),
-        None => (item, None),
-    };
-    let (name, weight) = match rest.rsplit_once('=') {
-        Some((name, weight)) => {
-            let weight = weight.trim().parse::<f64>().map_err(|_| {
-                Failure::data(anyhow!(
-                    "--nodes: node {position} ({name:?}) has weight {weight:?}, which is not \
-                     a number; write NAME=WEIGHT, e.g. {name}=2"
-                ))
-            })?;
-            (name, weight)
-        }
-        None => (rest, 1.0),
-    };
-    if name.is_empty() {
-        return Err(Failure::data(anyhow!(
-            "--nodes: node {position} has an empty name; remove the extra comma or name it"
-        )));
-    }
-    let mut node = Node::new(name).weight(weight);
-    node.zone = zone.map(str::to_owned);
-    Ok(node)
 }
 
 /// The algorithms whose placement is a ring of points (`as_ring`), from

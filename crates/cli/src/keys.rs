@@ -13,10 +13,16 @@
 //! that streams in fast still goes in blocks of [`BLOCK`] keys, flushed
 //! once per 64 KiB read. `--line-buffered` flushes after every key.
 
-use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
+use std::io::{self, BufRead, BufWriter, IsTerminal, Read, Write};
 
 /// Keys read and answered together.
 pub const BLOCK: usize = 1024;
+
+/// The longest key read from stdin: 1 MiB (Memcached allows 250 bytes,
+/// Redis 512 MB but nobody routes those by key). A longer line is refused
+/// with its line number (exit 65) after reading at most this much of it,
+/// so a stream without newlines cannot grow one buffer without bound.
+pub const MAX_KEY_BYTES: usize = 1 << 20;
 
 /// The buffered stdout every key-per-line command writes to.
 pub type Out = BufWriter<io::StdoutLock<'static>>;
@@ -68,19 +74,27 @@ impl Keys<'_> {
         let mut input = io::BufReader::with_capacity(1 << 16, stdin.lock());
         let mut block: Vec<Vec<u8>> = Vec::with_capacity(BLOCK);
         let mut len = 0;
+        let mut number = 0u64;
         loop {
             if len == block.len() {
                 block.push(Vec::with_capacity(64));
             }
             let line = &mut block[len];
             line.clear();
-            match input.read_until(b'\n', line) {
+            // Key, `\r`, `\n`, and one byte more to tell a key over the cap.
+            let limit = MAX_KEY_BYTES as u64 + 3;
+            match input.by_ref().take(limit).read_until(b'\n', line) {
                 Ok(0) => break,
                 Ok(_) => strip_newline(line),
                 Err(e) => {
                     visit(&block[..len], true)?;
                     return Err(e.into());
                 }
+            }
+            number += 1;
+            if line.len() > MAX_KEY_BYTES {
+                visit(&block[..len], true)?;
+                return Err(too_long(number).into());
             }
             len += 1;
             // Nothing left in the buffer: the next read goes to the OS and
@@ -93,6 +107,18 @@ impl Keys<'_> {
         }
         visit(&block[..len], true)
     }
+}
+
+/// The error of a key line over [`MAX_KEY_BYTES`]: `InvalidData`, which
+/// the CLI reports as bad input (exit 65), not as an I/O failure.
+fn too_long(line: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "stdin line {line}: a key is at most {MAX_KEY_BYTES} bytes (1 MiB); \
+             is this a key per line?"
+        ),
+    )
 }
 
 /// Drops a trailing `\n`, then a trailing `\r`.

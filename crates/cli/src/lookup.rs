@@ -132,7 +132,7 @@ fn owners(keyed: &Keyed<AnyPlacement>, args: &Args, out: &mut Printer<'_>) -> Re
             }
             keys::flush_if(&mut out.out, flush)
         })
-        .map_err(Failure::io)
+        .map_err(Failure::from)
 }
 
 /// `--replicas R` nodes per key, zone-aware on a ring with `--zones`.
@@ -157,7 +157,7 @@ fn replicas(
             }
             keys::flush_if(&mut out.out, flush)
         })
-        .map_err(Failure::io)
+        .map_err(Failure::from)
 }
 
 /// `--epsilon`: reads every key, assigns them with bounded loads, prints
@@ -175,7 +175,7 @@ fn bounded(
             keys.extend_from_slice(block);
             Ok::<(), io::Error>(())
         })
-        .map_err(Failure::io)?;
+        .map_err(Failure::from)?;
     let hashes: Vec<u64> = keys.iter().map(|k| keyed.hash(k)).collect();
     let owners = bounded.assign(&hashes);
     for (key, owner) in keys.iter().zip(owners) {
@@ -209,6 +209,22 @@ struct JsonLine<'a> {
     replicas: Option<Vec<&'a str>>,
 }
 
+/// Writes a node name in the text output: escaped like keys, and each
+/// comma as `\,`, so that the commas between `--replicas` names are the
+/// only bare ones (issue 13 item 8: a node named `a,b` made `a,b,c`
+/// ambiguous). Names are escaped rather than refused because a cluster
+/// file may name nodes freely (`--nodes` cannot give such a name, it splits
+/// on commas); JSON output needs no escaping of its own.
+fn write_name(out: &mut impl Write, name: &str) -> io::Result<()> {
+    for (i, part) in name.split(',').enumerate() {
+        if i > 0 {
+            out.write_all(b"\\,")?;
+        }
+        write_escaped(out, part.as_bytes())?;
+    }
+    Ok(())
+}
+
 impl Printer<'_> {
     /// Prints `key` with the nodes `ids`.
     fn print(&mut self, key: &[u8], ids: &[NodeId]) -> io::Result<()> {
@@ -220,7 +236,7 @@ impl Printer<'_> {
         for &id in ids {
             self.out.write_all(separator)?;
             let name = self.nodes.name(id).unwrap_or_default();
-            write_escaped(&mut self.out, name.as_bytes())?;
+            write_name(&mut self.out, name)?;
             separator = b",";
         }
         self.out.write_all(b"\n")

@@ -17,7 +17,8 @@
 //! - 65 (EX_DATAERR): invalid cluster: a bad node or weight in `--nodes`,
 //!   anything wrong in the cluster file (`epsilon = 0`, a bad name, a file
 //!   that is not UTF-8...), a ring over its point budget; for `token
-//!   --composite`, a key whose column is over 65535 bytes;
+//!   --composite`, a key whose column is over 65535 bytes; a key line over
+//!   1 MiB (`keys::MAX_KEY_BYTES`);
 //! - 66 (EX_NOINPUT): the cluster file cannot be read;
 //! - 69 (EX_UNAVAILABLE): etcd cannot be reached or refused the request
 //!   (`join`, `watch`, `config`, `--etcd`); a name another live process
@@ -41,6 +42,7 @@ mod inspect;
 mod keys;
 mod live;
 mod lookup;
+mod nodes;
 mod plan;
 mod simulate;
 mod svg;
@@ -58,7 +60,8 @@ Exit codes (every command):
   2   bad command line: unknown option or name, an option's value out of range
       (--vnodes 0, --epsilon 0, ...), options that do not go together
   65  bad cluster data: a node or weight in --nodes, anything in the cluster
-      file (including a file that is not UTF-8), a ring over its point budget
+      file (including a file that is not UTF-8), a ring over its point budget,
+      a key line over 1 MiB
   66  the cluster file cannot be read
   69  etcd cannot be reached (within --etcd-timeout) or refused the request
   74  I/O error reading keys or writing results or charts";
@@ -171,9 +174,14 @@ impl Failure {
 }
 
 /// Reading keys or writing results failed (for code generic over its error).
+/// `InvalidData` is input the commands refuse (a key line over the cap):
+/// bad data (65), not a failing device (74).
 impl From<std::io::Error> for Failure {
     fn from(error: std::io::Error) -> Self {
-        Failure::io(error)
+        match error.kind() {
+            std::io::ErrorKind::InvalidData => Failure::data(error),
+            _ => Failure::io(error),
+        }
     }
 }
 

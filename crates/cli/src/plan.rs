@@ -160,13 +160,11 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
             "--hit-rate prices a cache: give its load with --rps too"
         )));
     }
-    let from = read_file(&args.from)?;
-    let old = from.build().map_err(Failure::data)?;
+    let (from, old) = read_file(&args.from)?;
     let (new, to) = match &args.to {
         Some(path) => {
-            let spec = read_file(path)?;
+            let (spec, new) = read_file(path)?;
             check_same_keys(&from, &spec)?;
-            let new = spec.build().map_err(Failure::data)?;
             (new.placement().clone(), Ok(spec))
         }
         None => {

@@ -119,3 +119,187 @@ fn issue13_7_cluster_files_have_a_size_cap() {
     assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
     assert!(stderr(&out).contains("at most 64 MiB"), "{}", stderr(&out));
 }
+
+/// Item 3: `--nodes a=1000000,b` (160,000,160 points, 6 GiB at the build's
+/// peak) needed 4.8 GB and aborted under a 4 GB limit. It is refused at
+/// once, before anything large is allocated, with the budget, how to
+/// raise it and what the build would need.
+#[test]
+fn issue13_3_a_million_weight_node_is_refused_promptly() {
+    let out = ringwise(&["lookup", "--nodes", "a=1000000,b", "k"], b"");
+    assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
+    let text = stderr(&out);
+    for needle in [
+        "160000160 points",
+        "16777216",
+        "--max-points",
+        "6104 MiB",
+        "40 bytes per point",
+    ] {
+        assert!(text.contains(needle), "{text:?} lacks {needle:?}");
+    }
+}
+
+/// Item 3: a budget raised past what the process may allocate fails with
+/// a clean error before the build allocates (it aborted with "memory
+/// allocation of 1920000000 bytes failed"). 51,000,000 points peak at
+/// 1.9 GiB; the address space is limited to 1 GiB.
+#[test]
+fn issue13_3_a_build_over_the_memory_limit_fails_cleanly() {
+    let bin = env!("CARGO_BIN_EXE_ringwise");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1048576 && exec '{bin}' lookup --nodes a=50,b --vnodes 1000000 \
+             --max-points 268435456 k"
+        ))
+        .output()
+        .expect("sh runs");
+    assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(
+        text.contains("a ring build needs about 1946 MiB") && text.contains("memory limit"),
+        "{text}"
+    );
+}
+
+/// Item 8: a node named `a,b` made `--replicas` text output ambiguous.
+/// Names are escaped (`\,` and `\\`) in text output, so the bare commas
+/// are exactly the separators; JSON needs no escaping.
+#[test]
+fn issue13_8_commas_in_node_names_are_escaped_in_replicas() {
+    let dir = TempDir::create("commas");
+    let text = "[[nodes]]\nname = \"a,b\"\n[[nodes]]\nname = \"c\"\n\
+                [[nodes]]\nname = 'd\\,e'\n";
+    let path = dir.write("cluster.toml", text);
+    let out = ringwise(&["lookup", "--cluster", &path, "--replicas", "3", "k"], b"");
+    assert_success(&out);
+    let line = stdout(&out);
+    let (key, names) = line.trim_end().split_once('\t').expect("KEY<TAB>NODES");
+    assert_eq!(key, "k");
+    // Split on commas not escaped, then unescape.
+    let mut fields = vec![String::new()];
+    let mut chars = names.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => fields
+                .last_mut()
+                .expect("one")
+                .push(chars.next().expect("escaped")),
+            ',' => fields.push(String::new()),
+            c => fields.last_mut().expect("one").push(c),
+        }
+    }
+    fields.sort_unstable();
+    assert_eq!(fields, ["a,b", "c", "d\\,e"], "{names}");
+    let json = ringwise(
+        &[
+            "lookup",
+            "--cluster",
+            &path,
+            "--replicas",
+            "3",
+            "--format",
+            "json",
+            "k",
+        ],
+        b"",
+    );
+    assert_success(&json);
+    let value: serde_json::Value = serde_json::from_str(stdout(&json).trim()).expect("json");
+    let mut listed: Vec<&str> = value["replicas"]
+        .as_array()
+        .expect("replicas")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    listed.sort_unstable();
+    assert_eq!(listed, ["a,b", "c", "d\\,e"]);
+}
+
+/// Item 7: `inspect --algo rendezvous` sampled 1,000,000 keys at O(N) each
+/// (10,000 nodes: 58 s). Over many nodes it samples 3·10^8 / N keys and
+/// says so with the standard error; the shares still add up and every
+/// node is listed.
+#[test]
+fn issue13_7_rendezvous_inspect_scales_its_sample_to_the_nodes() {
+    let nodes: Vec<String> = (0..20_000).map(|i| format!("n{i}")).collect();
+    let list = nodes.join(",");
+    let out = ringwise(
+        &[
+            "inspect",
+            "--algo",
+            "rendezvous",
+            "--nodes",
+            &list,
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_success(&out);
+    assert!(
+        stderr(&out).contains("sampled on 15000 keys") && stderr(&out).contains("115%"),
+        "{}",
+        stderr(&out)
+    );
+    let value: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let listed = value["nodes"].as_array().expect("nodes");
+    assert_eq!(listed.len(), 20_000);
+    let total: f64 = listed.iter().filter_map(|n| n["share"].as_f64()).sum();
+    assert!((total - 1.0).abs() < 1e-9, "shares add up to {total}");
+    assert_eq!(value["exact"], false);
+}
+
+/// Item 7 (caps): a key line over 1 MiB is refused with its line number
+/// (exit 65) after the keys before it were answered, instead of growing
+/// one buffer with whatever the input holds.
+#[test]
+fn issue13_7_a_key_line_over_1_mib_is_refused() {
+    let mut input = b"first\n".to_vec();
+    input.extend(std::iter::repeat_n(b'x', (1 << 20) + 1));
+    input.extend(b"\nlast\n");
+    let out = ringwise(&["lookup", "--nodes", "a,b"], &input);
+    assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("first\t"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("last"));
+    assert!(stderr(&out).contains("stdin line 2"), "{}", stderr(&out));
+    // Exactly 1 MiB is a key.
+    let mut input = vec![b'y'; 1 << 20];
+    input.push(b'\n');
+    let out = ringwise(&["lookup", "--nodes", "a,b"], &input);
+    assert_success(&out);
+}
+
+/// Issue 13, costs: `--epsilon` over 10,000 nodes places 100,000 keys
+/// (bounded assignment O(K·(1 + spills))), every load within
+/// `ceil(1.25 · K / N)` = 13.
+#[test]
+fn issue13_4_scale_epsilon_places_100000_keys_over_10000_nodes() {
+    let nodes: Vec<String> = (0..10_000).map(|i| format!("n{i}")).collect();
+    let list = nodes.join(",");
+    let keys: String = (0..100_000).map(|i| format!("user:{i}\n")).collect();
+    let out = ringwise(
+        &[
+            "lookup",
+            "--algo",
+            "jump",
+            "--nodes",
+            &list,
+            "--epsilon",
+            "0.25",
+        ],
+        keys.as_bytes(),
+    );
+    assert_success(&out);
+    let mut loads = std::collections::HashMap::new();
+    let mut lines = 0;
+    for line in stdout(&out).lines() {
+        let (_, node) = line.split_once('\t').expect("KEY<TAB>NODE");
+        *loads.entry(node.to_owned()).or_insert(0u32) += 1;
+        lines += 1;
+    }
+    assert_eq!(lines, 100_000);
+    let max = loads.values().max().copied().unwrap_or(0);
+    assert!(max <= 13, "a node holds {max} keys");
+}

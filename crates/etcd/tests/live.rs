@@ -20,7 +20,7 @@ use tokio::sync::Semaphore;
 const PREFIX: &str = "/ringwise-test";
 const TTL: Duration = Duration::from_secs(3);
 
-fn serial() -> MutexGuard<'static, ()> {
+pub fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -509,4 +509,138 @@ async fn leader_of(etcd: &Etcd) -> usize {
         assert!(Instant::now() < deadline, "no leader");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// With etcd's authentication on, the user and password given reach etcd:
+/// with them a node registers and a watcher follows; without them etcd
+/// refuses, and the error says so.
+#[test]
+fn user_and_password_are_passed_through() {
+    let _serial = serial();
+    let etcd = Etcd::single();
+    runtime().block_on(async {
+        let mut raw = client(&etcd).await;
+        raw.user_add("root", "rootpw", None).await.expect("user");
+        raw.user_grant_role("root", "root").await.expect("role");
+        raw.auth_enable().await.expect("auth on");
+
+        let anonymous = connection(&etcd.endpoints());
+        let refused = Watcher::start(&anonymous, PREFIX, Options::default()).await;
+        match refused {
+            Err(e @ Error::Etcd { .. }) => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("user name is empty") || text.contains("permission"),
+                    "{text}"
+                );
+            }
+            other => panic!("etcd must refuse an anonymous client, got {other:?}"),
+        }
+        let mut root = connection(&etcd.endpoints());
+        root.user = Some(("root".into(), "rootpw".into()));
+        let watcher = Watcher::start(&root, PREFIX, Options::default())
+            .await
+            .expect("watcher");
+        let node = Registrar::register(&root, PREFIX, "a", Member::default(), TTL)
+            .await
+            .expect("register");
+        converge(
+            &[watcher],
+            fingerprint_of(&["a".into()]),
+            Duration::from_secs(3),
+        )
+        .await;
+        node.shutdown().await.expect("revoke");
+    });
+}
+
+/// TLS on loopback: a CA and a server certificate for 127.0.0.1 made with
+/// `openssl` (installed by scripts/install-test-deps); the client trusts
+/// the CA given in `Tls::ca`, and refuses the server without it.
+#[test]
+fn tls_with_the_ca_given() {
+    let _serial = serial();
+    let dir = crate::support::etcd::scratch("ringwise-tls");
+    let openssl = |args: &[&str]| {
+        let status = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(&dir)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("openssl runs (scripts/install-test-deps installs it)");
+        assert!(status.success(), "openssl {args:?}");
+    };
+    openssl(
+        &[
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+        ]
+        .into_iter()
+        .chain(["-days", "1", "-subj", "/CN=ringwise-test-ca"])
+        .collect::<Vec<_>>(),
+    );
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").expect("write");
+    openssl(
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+        ]
+        .into_iter()
+        .chain(["-out", "server.pem", "-days", "1", "-extfile", "san.ext"])
+        .collect::<Vec<_>>(),
+    );
+    let etcd = Etcd::single_tls(dir.join("server.pem"), dir.join("server.key"));
+    runtime().block_on(async {
+        let mut secure = connection(&etcd.endpoints());
+        let mut tls = ringwise_etcd::Tls::default();
+        tls.ca = Some(dir.join("ca.pem"));
+        secure.tls = Some(tls);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let watcher = loop {
+            match Watcher::start(&secure, PREFIX, Options::default()).await {
+                Ok(w) => break w,
+                Err(e) => {
+                    assert!(Instant::now() < deadline, "no TLS watcher: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        };
+        let node = Registrar::register(&secure, PREFIX, "a", Member::default(), TTL)
+            .await
+            .expect("register");
+        converge(
+            &[watcher],
+            fingerprint_of(&["a".into()]),
+            Duration::from_secs(3),
+        )
+        .await;
+        node.shutdown().await.expect("revoke");
+        // Without the CA the server's certificate is not trusted.
+        let mut untrusting = connection(&etcd.endpoints());
+        untrusting.tls = Some(ringwise_etcd::Tls::default());
+        assert!(
+            Watcher::start(&untrusting, PREFIX, Options::default())
+                .await
+                .is_err()
+        );
+    });
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,4 +4,5 @@
 //! directory, and kills it by pid when it ends, however it ends.
 
 mod live;
+mod soak;
 mod support;

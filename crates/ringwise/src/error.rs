@@ -24,6 +24,12 @@ pub enum Error {
     /// The ring would hold more points than its budget `limit`
     /// ([`crate::MAX_POINTS`] unless raised).
     TooManyPoints { points: u64, limit: u64 },
+    /// A cluster of more than [`crate::MAX_NODES`] nodes.
+    TooManyNodes { nodes: u64, limit: u64 },
+    /// The memory a build peaks at (its documented peak, e.g.
+    /// [`crate::PEAK_BYTES_PER_POINT`] per ring point) could not be
+    /// reserved: the process's memory limit is lower.
+    OutOfMemory { what: &'static str, bytes: u64 },
     /// A membership change named a node that is not in the cluster.
     UnknownNode { name: String },
     /// A hash name that ringwise does not know.
@@ -103,8 +109,23 @@ impl fmt::Display for Error {
                 "the ring would hold {points} points, more than its budget of {limit}: \
                  lower vnodes or the weights, or raise the budget up to {} \
                  (`max_points` in a cluster file, --max-points on the command line, \
-                 Params::max_points in the library)",
-                crate::MAX_POINTS_CEILING
+                 Params::max_points in the library); building {points} points needs \
+                 about {} of memory ({} bytes per point at its peak)",
+                crate::MAX_POINTS_CEILING,
+                mebibytes(points.saturating_mul(crate::PEAK_BYTES_PER_POINT)),
+                crate::PEAK_BYTES_PER_POINT
+            ),
+            Error::TooManyNodes { nodes, limit } => write!(
+                f,
+                "{nodes} nodes are more than the {limit} one cluster may have: \
+                 split the cluster, or check the input for a runaway list"
+            ),
+            Error::OutOfMemory { what, bytes } => write!(
+                f,
+                "{what} needs about {} at its peak, which this process cannot \
+                 allocate: raise the memory limit, or lower vnodes, the weights or \
+                 the table size",
+                mebibytes(*bytes)
             ),
             Error::UnknownNode { name } => write!(f, "no node named {name:?} in the cluster"),
             Error::UnknownHash { name, known } => write!(
@@ -155,6 +176,11 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Bytes in MiB, e.g. `6400 MiB`.
+fn mebibytes(bytes: u64) -> String {
+    format!("{} MiB", bytes.div_ceil(1 << 20))
+}
 
 /// A number as written when that is short (`0.5`, `2000000`), in
 /// scientific notation otherwise (`1e-308`, not 308 digits).

@@ -17,6 +17,13 @@ pub const MAX_WEIGHT: f64 = 1_000_000.0;
 /// (`1e-308` would).
 pub const MIN_WEIGHT: f64 = 1e-6;
 
+/// Most nodes one cluster may have (2^20 = 1,048,576). Checked before
+/// anything is built for them: every algorithm holds O(N) per node (a
+/// build peaks at about 130 bytes per node plus the names, see
+/// RELIABILITY.md), rendezvous reads every node per lookup, and a
+/// cluster of more members is a mistake in the input, not a deployment.
+pub const MAX_NODES: usize = 1 << 20;
+
 /// Longest node name, in bytes.
 pub const MAX_NAME_LEN: usize = 1024;
 
@@ -106,8 +113,18 @@ pub struct NodeTable {
 impl NodeTable {
     /// Validates `nodes` and sorts them by name. Errors name the first bad
     /// node in name order, so they too are independent of input order.
+    /// At most [`MAX_NODES`]: past it, the rest is counted (for the
+    /// message), not kept.
     pub fn new(nodes: impl IntoIterator<Item = Node>) -> Result<Self, Error> {
-        let mut nodes: Vec<Node> = nodes.into_iter().collect();
+        let mut input = nodes.into_iter();
+        let mut nodes: Vec<Node> = input.by_ref().take(MAX_NODES).collect();
+        let beyond = input.count();
+        if beyond > 0 {
+            return Err(Error::TooManyNodes {
+                nodes: (MAX_NODES + beyond) as u64,
+                limit: MAX_NODES as u64,
+            });
+        }
         nodes.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         for node in &nodes {
             node.validate()?;
@@ -207,6 +224,12 @@ impl NodeTable {
     /// shift up by one.
     pub fn with(&self, node: Node) -> Result<(Self, NodeId), Error> {
         node.validate()?;
+        if self.nodes.len() >= MAX_NODES {
+            return Err(Error::TooManyNodes {
+                nodes: self.nodes.len() as u64 + 1,
+                limit: MAX_NODES as u64,
+            });
+        }
         let at = match self.position(&node.name) {
             Ok(_) => return Err(Error::DuplicateNode { name: node.name }),
             Err(at) => at,

@@ -37,6 +37,7 @@ mod movement;
 mod multiprobe_properties;
 mod properties;
 mod redis_slots;
+mod reliability;
 mod rendezvous_properties;
 mod seed_peer;
 mod slots_properties;

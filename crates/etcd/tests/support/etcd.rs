@@ -37,6 +37,8 @@ struct Member {
 pub struct Etcd {
     members: Vec<Member>,
     initial: String,
+    /// Server certificate and key: clients speak TLS (`https://`).
+    tls: Option<(PathBuf, PathBuf)>,
 }
 
 impl Etcd {
@@ -47,6 +49,16 @@ impl Etcd {
 
     /// `n` members forming one cluster, started and healthy.
     pub fn cluster(n: usize) -> Etcd {
+        Etcd::start(n, None)
+    }
+
+    /// One member serving clients over TLS with `cert` and `key` (PEM),
+    /// started and listening.
+    pub fn single_tls(cert: PathBuf, key: PathBuf) -> Etcd {
+        Etcd::start(1, Some((cert, key)))
+    }
+
+    fn start(n: usize, tls: Option<(PathBuf, PathBuf)>) -> Etcd {
         let members: Vec<Member> = (0..n)
             .map(|i| Member {
                 name: format!("m{i}"),
@@ -61,7 +73,11 @@ impl Etcd {
             .map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer))
             .collect::<Vec<_>>()
             .join(",");
-        let mut etcd = Etcd { members, initial };
+        let mut etcd = Etcd {
+            members,
+            initial,
+            tls,
+        };
         for i in 0..n {
             etcd.spawn(i);
         }
@@ -79,7 +95,11 @@ impl Etcd {
 
     /// Member `i`'s client URL.
     pub fn endpoint(&self, i: usize) -> String {
-        format!("http://127.0.0.1:{}", self.members[i].client)
+        format!("{}://127.0.0.1:{}", self.scheme(), self.members[i].client)
+    }
+
+    fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
     }
 
     /// Member `i`'s pid, while it runs.
@@ -109,7 +129,7 @@ impl Etcd {
             "new"
         };
         let m = &self.members[i];
-        let client = format!("http://127.0.0.1:{}", m.client);
+        let client = format!("{}://127.0.0.1:{}", self.scheme(), m.client);
         let peer = format!("http://127.0.0.1:{}", m.peer);
         let mut command = Command::new("etcd");
         command
@@ -129,6 +149,13 @@ impl Etcd {
             .args(["--logger", "zap", "--log-level", "error"])
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        if let Some((cert, key)) = &self.tls {
+            command
+                .arg("--cert-file")
+                .arg(cert)
+                .arg("--key-file")
+                .arg(key);
+        }
         let child = command
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start etcd: {e}; {HINT}"));
@@ -146,7 +173,13 @@ impl Etcd {
             {
                 panic!("etcd member {i} exited at start: {status}; {HINT}");
             }
-            if health(port) {
+            // Over TLS a listening port is enough: the tests' first call
+            // retries until etcd answers.
+            let ready = match self.tls {
+                Some(_) => TcpStream::connect(("127.0.0.1", port)).is_ok(),
+                None => health(port),
+            };
+            if ready {
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -177,4 +210,9 @@ impl Drop for Etcd {
             let _ = std::fs::remove_dir_all(&self.members[i].dir);
         }
     }
+}
+
+/// A fresh scratch directory (removed by the caller).
+pub fn scratch(prefix: &str) -> PathBuf {
+    process::scratch_dir(prefix)
 }

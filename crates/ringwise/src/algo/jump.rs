@@ -22,22 +22,26 @@
 //!
 //! Replicas: draw 0 is the owner; draw `a >= 1` jumps with the key
 //! [`replica_key`]`(hash, a)`, output `a` of SplitMix64 seeded with the hash;
-//! a draw that repeats a chosen bucket is skipped. After 8 draws per wanted
-//! replica the rest comes from the buckets after the owner's, in bucket order
-//! (wrapping), so asking for every node stays O(n²) instead of a long coupon
-//! collection. Example, 3 buckets, 2 replicas: draws of buckets 2, 2, 0 give
-//! the nodes of buckets `[2, 0]`.
+//! a draw that repeats a chosen bucket is skipped. After `8·n` draws (`n`
+//! buckets) the rest comes from the buckets after the owner's, in bucket
+//! order (wrapping), so asking for every node costs O(n ln n) draws at most
+//! instead of a long coupon collection. The draw limit depends on `n` only,
+//! so the picks are one sequence and `replicas(r)` is always a prefix of
+//! `replicas(r + 1)`. Repeats are found in O(1) expected (a hash set in the
+//! caller's buffer), so `r` replicas cost O(r) expected draws while
+//! `r <= n/2`, and O(n ln n) for all `n`. Example, 3 buckets, 2 replicas:
+//! draws of buckets 2, 2, 0 give the nodes of buckets `[2, 0]`.
 
 use crate::Error;
 use crate::algo::params::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::placement::{Distinct, Placement};
 
 /// The multiplier of the reference LCG.
 const LCG_MULTIPLIER: u64 = 2_862_933_555_777_941_757;
 
-/// Draws tried per wanted replica before the ordered fallback.
-const DRAWS_PER_REPLICA: usize = 8;
+/// Draws tried per bucket before the ordered fallback.
+const DRAWS_PER_BUCKET: u64 = 8;
 
 /// The bucket in `0..buckets` for `key`, bit for bit as the reference C++
 /// (and go-jump, and Guava's `consistentHash` with the long's bits as key).
@@ -88,25 +92,31 @@ pub(crate) fn replica_draws(
     let Some(first) = bucket_of(hash).filter(|_| want > 0) else {
         return;
     };
-    let push = |b: u32, out: &mut Vec<NodeId>| {
-        if let Some(id) = node_of(b).filter(|id| !out.contains(id)) {
-            out.push(id);
+    let mut picks = Distinct::new(out, want);
+    let mut push = |b: u32| {
+        if let Some(id) = node_of(b) {
+            picks.push(id);
         }
+        picks.is_full()
     };
-    push(first, out);
-    for a in 1..want.saturating_mul(DRAWS_PER_REPLICA) as u64 {
-        if out.len() >= want {
+    if push(first) {
+        return;
+    }
+    // The number of draws depends on the bucket count only, never on
+    // `want`: the picks are one fixed sequence cut at `want`, so
+    // `replicas(r)` is a prefix of `replicas(r + 1)` (issue 13 item 8).
+    let draws = u64::from(size).saturating_mul(DRAWS_PER_BUCKET);
+    for a in 1..draws {
+        if let Some(b) = bucket_of(replica_key(hash, a))
+            && push(b)
+        {
             return;
-        }
-        if let Some(b) = bucket_of(replica_key(hash, a)) {
-            push(b, out);
         }
     }
     for i in 1..u64::from(size) {
-        if out.len() >= want {
+        if push(((u64::from(first) + i) % u64::from(size)) as u32) {
             return;
         }
-        push(((u64::from(first) + i) % u64::from(size)) as u32, out);
     }
 }
 

@@ -45,12 +45,12 @@
 use crate::Error;
 use crate::algo::params::{self, Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::placement::{Distinct, Placement};
 
 mod fill;
 
-/// Retry attempts per wanted replica before the name-order fallback.
-const RETRIES_PER_REPLICA: u64 = 8;
+/// Retry attempts per node before the name-order fallback.
+const RETRIES_PER_NODE: u64 = 8;
 
 /// An immutable Maglev table over a node table.
 #[derive(Debug, Clone)]
@@ -73,6 +73,12 @@ impl Maglev {
     /// Largest table size accepted (64 MiB of slots at 4 bytes).
     pub const MAX_TABLE_SIZE: u64 = 1 << 24;
 
+    /// The most heap bytes per slot a build holds at once: the `u32`
+    /// owners (4), the taken bitmap (1/8) and the narrowed `u16` copy (2),
+    /// rounded up; `tests/peak.rs` measures 6.0 at [`Self::MAX_TABLE_SIZE`]
+    /// (100 MB), node table and per-node state aside.
+    pub const PEAK_BYTES_PER_SLOT: u64 = 7;
+
     /// Validates `nodes` and builds a table of `table_size` slots.
     pub fn new(nodes: Vec<Node>, table_size: u64) -> Result<Self, Error> {
         Self::from_table(NodeTable::new(nodes)?, table_size)
@@ -81,6 +87,10 @@ impl Maglev {
     /// Builds a table of `table_size` slots over a validated node table.
     pub fn from_table(nodes: NodeTable, table_size: u64) -> Result<Self, Error> {
         check_table_size(table_size, nodes.len())?;
+        crate::reserve_peak(
+            "a maglev table",
+            table_size.saturating_mul(Self::PEAK_BYTES_PER_SLOT),
+        )?;
         let owners = fill::fill(&nodes, table_size);
         let slots = if nodes.len() <= 1 << 16 {
             // Ids are below the node count, so they fit.
@@ -115,32 +125,31 @@ impl Placement for Maglev {
 
     /// Replicas in Envoy's retry order: attempt `a` looks up
     /// `hash XOR (2^64 − a)` (attempt 0 is `hash` itself), skipping nodes
-    /// already chosen. After `8n` attempts (rare: only when asking for most
-    /// of the nodes) the nodes still missing follow in name order, starting
-    /// after the owner, so the answer always has `min(n, len)` distinct nodes.
-    /// O(n) table reads expected.
+    /// already chosen. After `8·len` attempts (rare: only when asking for
+    /// most of the nodes) the nodes still missing follow in name order,
+    /// starting after the owner, so the answer always has `min(n, len)`
+    /// distinct nodes. The attempt limit depends on the node count only,
+    /// so `replicas(r)` is a prefix of `replicas(r + 1)`. O(n) table reads
+    /// expected while `n <= len/2`; at most `8·len + len` for any `n`.
     fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         out.clear();
+        let len = self.nodes.len() as NodeId;
         let want = n.min(self.nodes.len());
-        for attempt in 0..(want as u64).saturating_mul(RETRIES_PER_REPLICA) {
-            if out.len() == want {
+        let mut picks = Distinct::new(out, want);
+        for attempt in 0..u64::from(len).saturating_mul(RETRIES_PER_NODE) {
+            if picks.is_full() {
                 return;
             }
-            match self.owner(hash ^ attempt.wrapping_neg()) {
-                Some(id) if !out.contains(&id) => out.push(id),
-                _ => {}
+            if let Some(id) = self.owner(hash ^ attempt.wrapping_neg()) {
+                picks.push(id);
             }
         }
-        let len = self.nodes.len() as NodeId;
-        let start = out.first().copied().unwrap_or(0);
+        let start = picks.picks().first().copied().unwrap_or(0);
         for step in 1..len {
-            if out.len() == want {
+            if picks.is_full() {
                 return;
             }
-            let id = (start + step) % len;
-            if !out.contains(&id) {
-                out.push(id);
-            }
+            picks.push((start + step) % len);
         }
     }
 

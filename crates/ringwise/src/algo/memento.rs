@@ -155,7 +155,9 @@ impl Placement for Memento {
 
     /// Up to `n` distinct nodes for `hash`, the owner first; the order is
     /// [`crate::Jump`]'s, with Memento lookups and the fallback skipping
-    /// removed buckets. O(n) lookups.
+    /// removed buckets. O(n) lookups expected while `n <= len/2`; the draw
+    /// limit depends on the bucket count only, so `replicas(r)` is a prefix
+    /// of `replicas(r + 1)`.
     fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         let want = n.min(self.nodes.len());
         let size = self.buckets.len() as u32;

@@ -44,7 +44,7 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 use crate::Error;
 use crate::algo::params::{self, Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::placement::{Distinct, Placement};
 
 /// An immutable multi-probe placement over a node table.
 #[derive(Debug, Clone)]
@@ -106,9 +106,9 @@ impl MultiProbe {
 
     /// The first position from `at` clockwise whose node is not in `chosen`.
     /// The caller guarantees one exists (fewer chosen than nodes).
-    fn next_unchosen(&self, mut at: usize, chosen: &[NodeId]) -> usize {
+    fn next_unchosen(&self, mut at: usize, chosen: &Distinct<'_>) -> usize {
         for _ in 0..self.owners.len() {
-            if !chosen.contains(&self.owners[at]) {
+            if !chosen.contains(self.owners[at]) {
                 break;
             }
             at = if at + 1 == self.owners.len() {
@@ -154,14 +154,15 @@ impl Placement for MultiProbe {
             hashes[i] = probe(hash, i as u32);
             cursors[i] = self.successor(hashes[i]) as u32;
         }
-        while out.len() < want {
+        let mut picks = Distinct::new(out, want);
+        while !picks.is_full() {
             let mut best = (u64::MAX, NodeId::MAX);
             for (h, cursor) in hashes[..k].iter().zip(&mut cursors[..k]) {
-                let at = self.next_unchosen(*cursor as usize, out);
+                let at = self.next_unchosen(*cursor as usize, &picks);
                 *cursor = at as u32;
                 best = best.min((self.points[at].wrapping_sub(*h), self.owners[at]));
             }
-            out.push(best.1);
+            picks.push(best.1);
         }
     }
 

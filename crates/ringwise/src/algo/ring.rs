@@ -38,7 +38,7 @@
 use crate::algo::params::{Given, Layout, Params, Registered};
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::placement::{Distinct, Placement};
 use crate::{Error, MAX_POINTS, MAX_POINTS_CEILING};
 
 mod index;
@@ -390,7 +390,8 @@ impl<S> Ring<S> {
     /// not used yet (clockwise), and only when every zone is used fills the
     /// rest with the remaining nodes in clockwise order. Nodes without a
     /// zone count as zones of their own, so without zones this equals
-    /// `replicas_into`. O(points visited · n).
+    /// `replicas_into`. O(points visited · z) for the first `z` picks, one
+    /// per zone, then O(points visited).
     pub fn zoned_replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         out.clear();
         let Some(start) = self.successor(hash) else {
@@ -456,14 +457,15 @@ impl<S> Ring<S> {
     }
 
     /// Appends nodes not in `out` clockwise from `start` until it has `want`.
+    /// Repeats are found in O(1) expected ([`Distinct`]), so this is
+    /// O(points visited), not O(points visited · want).
     fn fill_clockwise(&self, start: usize, want: usize, out: &mut Vec<NodeId>) {
+        let mut picks = Distinct::new(out, want);
         for owner in self.clockwise(start) {
-            if out.len() == want {
+            if picks.is_full() {
                 break;
             }
-            if !out.contains(&owner) {
-                out.push(owner);
-            }
+            picks.push(owner);
         }
     }
 }
@@ -517,7 +519,9 @@ impl<S: PointScheme> Placement for Ring<S> {
     }
 
     /// The first `n` distinct nodes clockwise from `hash` (Dynamo's
-    /// preference list, the seed's `get_nodes`). O(points visited · n).
+    /// preference list, the seed's `get_nodes`). O(points visited): about
+    /// `n` points when every node has as many points, up to all `P` when
+    /// a node with few points is among the `n`.
     fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         out.clear();
         if let Some(start) = self.successor(hash) {
@@ -631,6 +635,10 @@ fn generate<S: PointScheme>(
         sum.saturating_add(list.as_ref().map_or(count, |p| p.len() as u64))
     });
     check_total(total, limit)?;
+    crate::reserve_peak(
+        "a ring build",
+        total.saturating_mul(crate::PEAK_BYTES_PER_POINT),
+    )?;
     let mut entries = Vec::with_capacity(total as usize);
     let mut scratch = Vec::new();
     for (((id, node), list), count) in nodes.iter().enumerate().zip(lists).zip(counts) {

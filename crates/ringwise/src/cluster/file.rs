@@ -9,10 +9,11 @@ use toml::Spanned;
 use std::ops::RangeInclusive;
 
 use super::ClusterSpec;
+use crate::AnyPlacement;
 use crate::Error;
 use crate::algo::{Algorithm, Flavor, Given, Layout, Params};
 use crate::hash::StableHash;
-use crate::layers::HashTag;
+use crate::layers::{HashTag, Keyed};
 use crate::node::{Node, NodeTable};
 
 #[derive(Deserialize)]
@@ -110,7 +111,17 @@ impl RawNode {
 
 impl ClusterSpec {
     /// Parses and validates a cluster file. Nothing is built on error.
+    /// Validation builds the placement once (limits such as the point
+    /// budget are caught here, with the field's line): O(file + build).
     pub fn from_toml(text: &str) -> Result<Self, Error> {
+        Self::from_toml_built(text).map(|(spec, _)| spec)
+    }
+
+    /// [`ClusterSpec::from_toml`] that also returns the placement it built
+    /// to validate the file, so that a caller who uses the spec as is does
+    /// not build it a second time (issue 13 item 7: a big maglev table was
+    /// built twice by `--cluster`). O(file + build).
+    pub fn from_toml_built(text: &str) -> Result<(Self, Keyed<AnyPlacement>), Error> {
         let at = |span: std::ops::Range<usize>, field: &str, error: Error| {
             let message = match error {
                 Error::ClusterFile { message, .. } => message,
@@ -301,8 +312,8 @@ impl ClusterSpec {
             }
         };
         // Catch limits such as too many points now, not at first use.
-        spec.build().map_err(param_at)?;
-        Ok(spec)
+        let built = spec.build().map_err(param_at)?;
+        Ok((spec, built))
     }
 }
 
