@@ -99,11 +99,14 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Join(live::JoinArgs),
     /// Follow the ring in etcd: print it, then every new revision
-    /// (members, shares, fraction moved), until SIGINT or SIGTERM.
+    /// (members, shares, fraction moved), until SIGINT or SIGTERM. Per
+    /// change: one build of the placement, exact shares and moved fraction
+    /// for rings (O(P)), 65,536 samples otherwise.
     #[command(after_help = EXIT_CODES)]
     Watch(live::WatchArgs),
     /// Show or change the cluster's settings in etcd (PREFIX/config),
-    /// checked against the members before they are written.
+    /// checked against the members before they are written: two round
+    /// trips and one build of the placement.
     #[command(after_help = EXIT_CODES)]
     Config(live::ConfigArgs),
     /// Print a shell completion script, e.g.

@@ -29,11 +29,10 @@ use std::time::{Duration, Instant};
 
 use etcd_client::{Client, Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 use crate::connect::{Connection, bounded};
 use crate::member::{Member, node_key};
-use crate::{Error, backoff};
+use crate::{Error, Task, backoff};
 
 /// The default lease time to live.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
@@ -43,8 +42,7 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 pub struct Registrar {
     shared: Arc<Shared>,
-    stop: watch::Sender<bool>,
-    task: Option<JoinHandle<()>>,
+    task: Task,
 }
 
 #[derive(Debug)]
@@ -90,13 +88,8 @@ impl Registrar {
         });
         let mut client = connection.connect().await?;
         shared.claim(&mut client).await?;
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(Arc::clone(&shared).keep_alive(client, stopped));
-        Ok(Registrar {
-            shared,
-            stop,
-            task: Some(task),
-        })
+        let task = Task::spawn(|stop| Arc::clone(&shared).keep_alive(client, stop));
+        Ok(Registrar { shared, task })
     }
 
     /// Whether the key is in etcd under a live lease, as of the last
@@ -117,10 +110,7 @@ impl Registrar {
 
     /// Stops renewing and revokes the lease, which deletes the key.
     pub async fn shutdown(mut self) -> Result<(), Error> {
-        let _ = self.stop.send(true);
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
+        self.task.stop().await;
         self.shared.registered.store(false, Ordering::Release);
         let lease = self.lease();
         let timeout = self.shared.connection.timeout;
@@ -140,15 +130,6 @@ impl Registrar {
         }
         tracing::info!(key = %self.shared.key, lease = format_args!("{lease:x}"), "lease revoked");
         Ok(())
-    }
-}
-
-impl Drop for Registrar {
-    fn drop(&mut self) {
-        let _ = self.stop.send(true);
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
     }
 }
 

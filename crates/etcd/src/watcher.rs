@@ -41,13 +41,12 @@ use std::time::{Duration, Instant};
 use etcd_client::{Client, EventType, WatchOptions as EtcdWatchOptions, WatchResponse};
 use ringwise::{Live, Snapshot};
 use tokio::sync::{Semaphore, watch};
-use tokio::task::JoinHandle;
 
 use crate::cluster::Cluster;
 use crate::connect::{Connection, bounded};
 use crate::member::Contents;
 use crate::store::list;
-use crate::{Error, backoff};
+use crate::{Error, Task, backoff};
 
 /// How a [`Watcher`] follows etcd.
 #[derive(Debug, Clone)]
@@ -100,8 +99,7 @@ pub struct Status {
 #[derive(Debug)]
 pub struct Watcher {
     shared: Arc<Shared>,
-    stop: watch::Sender<bool>,
-    task: Option<JoinHandle<()>>,
+    task: Task,
 }
 
 #[derive(Debug)]
@@ -154,13 +152,8 @@ impl Watcher {
             last_error: Mutex::new(None),
             changed,
         });
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(Arc::clone(&shared).run(client, contents, revision, stopped));
-        Ok(Watcher {
-            shared,
-            stop,
-            task: Some(task),
-        })
+        let task = Task::spawn(|stop| Arc::clone(&shared).run(client, contents, revision, stop));
+        Ok(Watcher { shared, task })
     }
 
     /// The current ring and its revision: lock-free, never waits for etcd.
@@ -191,19 +184,7 @@ impl Watcher {
     /// Stops following etcd; the last ring stays readable through any
     /// snapshot already loaded.
     pub async fn shutdown(mut self) {
-        let _ = self.stop.send(true);
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for Watcher {
-    fn drop(&mut self) {
-        let _ = self.stop.send(true);
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
+        self.task.stop().await;
     }
 }
 

@@ -74,10 +74,14 @@ async fn converge(watchers: &[Watcher], fingerprint: u64, limit: Duration) -> Du
 /// The fingerprint of a ring cluster of `names` (join order), as a
 /// watcher must compute it: the model the tests compare against.
 fn fingerprint_of(names: &[String]) -> u64 {
-    if names.is_empty() {
+    fingerprint_of_nodes(names.iter().map(Node::new).collect())
+}
+
+/// The same for nodes with weights or zones.
+fn fingerprint_of_nodes(nodes: Vec<Node>) -> u64 {
+    if nodes.is_empty() {
         return 0;
     }
-    let nodes = names.iter().map(Node::new).collect();
     ClusterSpec::new(Algorithm::Ring, nodes)
         .expect("valid")
         .fingerprint()
@@ -104,7 +108,7 @@ fn a_registered_node_is_in_every_ring_and_a_duplicate_is_refused() {
         assert!(a.is_registered());
         converge(
             &[watcher],
-            fingerprint_of_zoned("cache-a"),
+            fingerprint_of_nodes(vec![Node::new("cache-a").zone("z1")]),
             Duration::from_secs(2),
         )
         .await;
@@ -135,13 +139,6 @@ fn a_registered_node_is_in_every_ring_and_a_duplicate_is_refused() {
         ));
         a.shutdown().await.expect("revoke");
     });
-}
-
-fn fingerprint_of_zoned(name: &str) -> u64 {
-    let nodes = vec![Node::new(name).zone("z1")];
-    ClusterSpec::new(Algorithm::Ring, nodes)
-        .expect("valid")
-        .fingerprint()
 }
 
 #[test]
