@@ -26,15 +26,19 @@ pub struct Cache {
 
 impl std::fmt::Debug for Cache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cache").field("address", &self.address).finish()
+        f.debug_struct("Cache")
+            .field("address", &self.address)
+            .finish()
     }
 }
 
 impl Cache {
     /// A client of `address` (`host:port`) with up to `connections` open.
     pub fn connect(address: &str, connections: u32) -> Result<Cache> {
-        let url = Url::parse(&format!("memcache://{address}?protocol=ascii&tcp_nodelay=true&timeout=0.5"))
-            .with_context(|| format!("`{address}` is not a memcached address (HOST:PORT)"))?;
+        let url = Url::parse(&format!(
+            "memcache://{address}?protocol=ascii&tcp_nodelay=true&timeout=0.5"
+        ))
+        .with_context(|| format!("`{address}` is not a memcached address (HOST:PORT)"))?;
         let pool = r2d2::Pool::builder()
             .max_size(connections.max(1))
             .min_idle(Some(0))

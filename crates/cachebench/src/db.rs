@@ -48,8 +48,8 @@ impl Database {
             .context("create the items table")?;
         let transaction = connection.transaction()?;
         {
-            let mut insert =
-                transaction.prepare("INSERT INTO items (key, value, version) VALUES (?1, ?2, 0)")?;
+            let mut insert = transaction
+                .prepare("INSERT INTO items (key, value, version) VALUES (?1, ?2, 0)")?;
             for i in 0..keys {
                 insert.execute(params![key(i), value(i, value_size)])?;
             }

@@ -89,7 +89,10 @@ mod tests {
         for _ in 0..100_000 {
             counts[keys.draw(&mut rng) as usize] += 1;
         }
-        assert!(counts.iter().all(|&c| (9_000..11_000).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{counts:?}"
+        );
     }
 
     #[test]
@@ -109,9 +112,18 @@ mod tests {
 
     #[test]
     fn streams_of_one_seed_repeat_and_differ() {
-        let a: Vec<u64> = (0..5).map(|_| 0).scan(Rng::new(5, 1), |r, _: u64| Some(r.next_u64())).collect();
-        let b: Vec<u64> = (0..5).map(|_| 0).scan(Rng::new(5, 1), |r, _: u64| Some(r.next_u64())).collect();
-        let c: Vec<u64> = (0..5).map(|_| 0).scan(Rng::new(5, 2), |r, _: u64| Some(r.next_u64())).collect();
+        let a: Vec<u64> = (0..5)
+            .map(|_| 0)
+            .scan(Rng::new(5, 1), |r, _: u64| Some(r.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..5)
+            .map(|_| 0)
+            .scan(Rng::new(5, 1), |r, _: u64| Some(r.next_u64()))
+            .collect();
+        let c: Vec<u64> = (0..5)
+            .map(|_| 0)
+            .scan(Rng::new(5, 2), |r, _: u64| Some(r.next_u64()))
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

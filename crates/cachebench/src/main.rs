@@ -59,7 +59,12 @@ struct Args {
     /// Use these running memcached servers (HOST:PORT,...) instead: the
     /// first ones are the members, the last K the ones `--add K` adds;
     /// each is flushed (flush_all) before every placement's run.
-    #[arg(long, value_delimiter = ',', value_name = "LIST", conflicts_with = "nodes")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "LIST",
+        conflicts_with = "nodes"
+    )]
     servers: Vec<String>,
     /// The memcached program.
     #[arg(long, value_name = "PATH", default_value = "memcached")]
@@ -158,8 +163,12 @@ fn main() {
     let args = Args::parse();
     let stop = Arc::new(AtomicBool::new(false));
     on_signals(Arc::clone(&stop));
-    match bench(&args, &stop) {
-        Ok(()) if stop.load(Ordering::Relaxed) => std::process::exit(130),
+    let result = bench(&args, &stop);
+    if stop.load(Ordering::Relaxed) {
+        eprintln!("ringwise-cachebench: stopped by a signal; every server started here is stopped");
+        std::process::exit(130);
+    }
+    match result {
         Ok(()) => {}
         Err(err) => {
             eprintln!("ringwise-cachebench: {err:#}");
@@ -172,14 +181,18 @@ fn main() {
 /// here is killed by its guard.
 fn on_signals(stop: Arc<AtomicBool>) {
     std::thread::spawn(move || {
-        let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
             return;
         };
         runtime.block_on(async {
             use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut int), Ok(mut term)) =
-                (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-            else {
+            let (Ok(mut int), Ok(mut term)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) else {
                 return;
             };
             tokio::select! {
@@ -239,9 +252,15 @@ fn change(args: &Args) -> Result<Change> {
     let n = total.checked_sub(if let Change::Add(k) = change { k } else { 0 });
     match (change, n) {
         (Change::Add(_), Some(n)) if n >= 1 => {}
-        (Change::Add(k), _) => bail!("--add {k} with --servers: list at least {} servers (the members, then the {k} added)", k + 1),
+        (Change::Add(k), _) => bail!(
+            "--add {k} with --servers: list at least {} servers (the members, then the {k} added)",
+            k + 1
+        ),
         (Change::Remove(k) | Change::Kill(k), Some(n)) if k < n => {}
-        (_, n) => bail!("--remove/--kill {k}: the cluster has only {} servers; at least one must stay", n.unwrap_or(0)),
+        (_, n) => bail!(
+            "--remove/--kill {k}: the cluster has only {} servers; at least one must stay",
+            n.unwrap_or(0)
+        ),
     }
     if matches!(change, Change::Kill(_)) && !args.servers.is_empty() {
         bail!("--kill stops server processes: it needs servers started here, not --servers");
@@ -258,22 +277,34 @@ fn settings(args: &Args) -> Result<(Workload, Timing)> {
         }
     };
     if !(args.hit_rate > 0.0 && args.hit_rate < 1.0) {
-        bail!("--hit-rate: give a fraction between 0 and 1 (0.95), not {}", args.hit_rate);
+        bail!(
+            "--hit-rate: give a fraction between 0 and 1 (0.95), not {}",
+            args.hit_rate
+        );
     }
     if !(1..=50_000_000).contains(&args.keys) {
         bail!("--keys: give 1 to 50,000,000, not {}", args.keys);
     }
     if !(args.zipf >= 0.0 && args.zipf <= 10.0) {
-        bail!("--zipf: give an exponent from 0 (uniform) to 10, not {}", args.zipf);
+        bail!(
+            "--zipf: give an exponent from 0 (uniform) to 10, not {}",
+            args.zipf
+        );
     }
     if !(args.rps >= 1.0 && args.rps <= 1e7) {
-        bail!("--rps: give 1 to 10,000,000 requests per second, not {}", args.rps);
+        bail!(
+            "--rps: give 1 to 10,000,000 requests per second, not {}",
+            args.rps
+        );
     }
     if !(args.db_latency >= 0.0 && args.db_latency <= 10_000.0) {
         bail!("--db-latency: give 0 to 10,000 ms, not {}", args.db_latency);
     }
     if args.value_size == 0 || args.value_size > 1 << 20 {
-        bail!("--value-size: give 1 to 1,048,576 bytes, not {}", args.value_size);
+        bail!(
+            "--value-size: give 1 to 1,048,576 bytes, not {}",
+            args.value_size
+        );
     }
     positive(args.detect, "--detect")?;
     let work = Workload {
@@ -329,6 +360,14 @@ fn one(
 ) -> Result<Summary> {
     let (addresses, processes) = servers(args, change)?;
     let n = change.initial(addresses.len());
+    let listed = addresses
+        .iter()
+        .zip(&processes)
+        .map(|(address, p)| report::Server {
+            address: address.clone(),
+            pid: p.as_ref().map(Memcached::pid),
+        })
+        .collect();
     let caches = addresses
         .iter()
         .map(|a| Cache::connect(a, work.threads as u32))
@@ -349,7 +388,13 @@ fn one(
             live.wait_for(&shared, Duration::from_secs(20))?;
             Box::new(live)
         }
-        None => Box::new(Fixed::new(algo, n, change, processes, Duration::from_secs_f64(args.detect))),
+        None => Box::new(Fixed::new(
+            algo,
+            n,
+            change,
+            processes,
+            Duration::from_secs_f64(args.detect),
+        )),
     };
     progress.set_message("filling the cache to its steady state");
     run::preload(&shared, work)?;
@@ -364,7 +409,12 @@ fn one(
         bail!("stopped before the change");
     }
     let moved = moved(&before, &after, work.keys);
-    Ok(report::summarize(&algo.to_string(), &outcome, moved))
+    Ok(report::summarize(
+        &algo.to_string(),
+        &outcome,
+        moved,
+        listed,
+    ))
 }
 
 /// The servers' addresses and, for those started here, their processes.
@@ -457,7 +507,10 @@ fn scratch_dir() -> Result<PathBuf> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let dir = std::env::temp_dir().join(format!("ringwise-cachebench-{}-{nanos}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "ringwise-cachebench-{}-{nanos}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
     Ok(dir)
 }

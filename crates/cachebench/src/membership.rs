@@ -73,7 +73,12 @@ pub fn name(i: usize) -> String {
 
 /// The first `n` servers as members.
 pub fn first(n: usize) -> Vec<Member> {
-    (0..n).map(|i| Member { name: name(i), server: i }).collect()
+    (0..n)
+        .map(|i| Member {
+            name: name(i),
+            server: i,
+        })
+        .collect()
 }
 
 /// The process of each server started here (`None` for `--servers`).
@@ -91,8 +96,21 @@ pub struct Fixed {
 }
 
 impl Fixed {
-    pub fn new(algo: Algo, n: usize, change: Change, processes: Processes, detect: Duration) -> Self {
-        Fixed { algo, n, change, processes, detect, pending: None }
+    pub fn new(
+        algo: Algo,
+        n: usize,
+        change: Change,
+        processes: Processes,
+        detect: Duration,
+    ) -> Self {
+        Fixed {
+            algo,
+            n,
+            change,
+            processes,
+            detect,
+            pending: None,
+        }
     }
 }
 
@@ -103,7 +121,9 @@ impl Membership for Fixed {
             kill(&mut self.processes, self.n - k..self.n)?;
             self.pending = Some(after);
         } else {
-            shared.route.store(Arc::new(Route::build(self.algo, &after)?));
+            shared
+                .route
+                .store(Arc::new(Route::build(self.algo, &after)?));
         }
         Ok(self.change.describe(self.n))
     }
@@ -112,7 +132,9 @@ impl Membership for Fixed {
         if since_change.is_some_and(|s| s >= self.detect)
             && let Some(after) = self.pending.take()
         {
-            shared.route.store(Arc::new(Route::build(self.algo, &after)?));
+            shared
+                .route
+                .store(Arc::new(Route::build(self.algo, &after)?));
         }
         Ok(())
     }
@@ -156,7 +178,12 @@ impl EtcdTarget {
         let endpoints: Vec<String> = hosts.split(',').map(|h| format!("http://{h}")).collect();
         let endpoints = endpoints.join(",");
         Connection::parse(&endpoints).map_err(|e| anyhow!("--membership `{url}`: {e}"))?;
-        Ok(EtcdTarget { endpoints, prefix, ringwise, ttl })
+        Ok(EtcdTarget {
+            endpoints,
+            prefix,
+            ringwise,
+            ttl,
+        })
     }
 }
 
@@ -195,8 +222,12 @@ impl Etcd {
         let published: Published = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let follower = {
-            let (endpoints, prefix, published, stop) =
-                (target.endpoints.clone(), prefix.clone(), Arc::clone(&published), Arc::clone(&stop));
+            let (endpoints, prefix, published, stop) = (
+                target.endpoints.clone(),
+                prefix.clone(),
+                Arc::clone(&published),
+                Arc::clone(&stop),
+            );
             std::thread::spawn(move || follow(&endpoints, &prefix, &published, &stop))
         };
         let mut etcd = Etcd {
@@ -222,7 +253,13 @@ impl Etcd {
     /// Starts `ringwise join` for server `i`.
     fn join(&mut self, i: usize) -> Result<()> {
         let mut command = Command::new(&self.target.ringwise);
-        command.args(["join", "--etcd", &self.target.endpoints, "--prefix", &self.prefix]);
+        command.args([
+            "join",
+            "--etcd",
+            &self.target.endpoints,
+            "--prefix",
+            &self.prefix,
+        ]);
         command.args(["--name", &name(i), "--address", &self.addresses[i]]);
         command.args(["--ttl", &self.target.ttl.to_string()]);
         let child = Child::spawn(
@@ -300,10 +337,15 @@ impl Membership for Etcd {
             .iter()
             .filter_map(|(name, address)| {
                 let server = self.addresses.iter().position(|a| a == address)?;
-                Some(Member { name: name.clone(), server })
+                Some(Member {
+                    name: name.clone(),
+                    server,
+                })
             })
             .collect();
-        shared.route.store(Arc::new(Route::build(self.algo, &members)?));
+        shared
+            .route
+            .store(Arc::new(Route::build(self.algo, &members)?));
         Ok(())
     }
 }

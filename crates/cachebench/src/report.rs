@@ -45,7 +45,16 @@ pub struct Summary {
     /// Database writes (the invalidating requests).
     pub db_writes: u64,
     pub seconds: f64,
+    /// The servers of this run: address, and pid when started here.
+    pub servers: Vec<Server>,
     pub intervals: Vec<Point>,
+}
+
+/// A memcached of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Server {
+    pub address: String,
+    pub pid: Option<u32>,
 }
 
 /// One interval as reported: relative to the change and to steady.
@@ -63,13 +72,25 @@ pub struct Point {
 
 /// Summarises one run; `moved` is the fraction of keys whose server the
 /// change altered.
-pub fn summarize(algorithm: &str, run: &Run, moved: f64) -> Summary {
+pub fn summarize(algorithm: &str, run: &Run, moved: f64, servers: Vec<Server>) -> Summary {
     let baseline = run::baseline_db_per_second(&run.intervals);
-    let steady: Vec<&Interval> = run.intervals.iter().filter(|i| i.phase == Phase::Steady).collect();
+    let steady: Vec<&Interval> = run
+        .intervals
+        .iter()
+        .filter(|i| i.phase == Phase::Steady)
+        .collect();
     let hits: u64 = steady.iter().map(|i| i.hits).sum();
     let reads: u64 = steady.iter().map(|i| i.reads).sum();
-    let h = if reads == 0 { 0.0 } else { hits as f64 / reads as f64 };
-    let after: Vec<&Interval> = run.intervals.iter().filter(|i| i.phase == Phase::After).collect();
+    let h = if reads == 0 {
+        0.0
+    } else {
+        hits as f64 / reads as f64
+    };
+    let after: Vec<&Interval> = run
+        .intervals
+        .iter()
+        .filter(|i| i.phase == Phase::After)
+        .collect();
     let multiplier = |i: &Interval| i.db_per_second() / baseline.max(1e-9);
     let change_at = run.change_at.unwrap_or(0.0);
     let cold = (run.first_reads > 0 && h > 0.0)
@@ -82,7 +103,11 @@ pub fn summarize(algorithm: &str, run: &Run, moved: f64) -> Summary {
         steady_db_reads_per_second: baseline,
         moved,
         cold,
-        expected_multiplier: if h < 1.0 { ((1.0 - h) + h * moved) / (1.0 - h) } else { f64::NAN },
+        expected_multiplier: if h < 1.0 {
+            ((1.0 - h) + h * moved) / (1.0 - h)
+        } else {
+            f64::NAN
+        },
         hit_rate_after: after.first().map(|i| i.hit_rate()),
         multiplier_after: after.first().map(|i| multiplier(i)),
         peak_multiplier: after.iter().map(|i| multiplier(i)).reduce(f64::max),
@@ -92,6 +117,7 @@ pub fn summarize(algorithm: &str, run: &Run, moved: f64) -> Summary {
         requests: run.totals.requests,
         db_writes: run.totals.db_writes,
         seconds: run.wall_seconds,
+        servers,
         intervals: run
             .intervals
             .iter()
@@ -132,7 +158,16 @@ pub fn table(summaries: &[Summary]) -> String {
     let _ = writeln!(
         out,
         "{:<12} {:>8} {:>8} {:>8} {:>10} {:>9} {:>9} {:>9} {:>10} {:>8}",
-        "placement", "steady", "moved", "cold", "hits after", "DB after", "DB peak", "expected", "recover", "errors"
+        "placement",
+        "steady",
+        "moved",
+        "cold",
+        "hits after",
+        "DB after",
+        "DB peak",
+        "expected",
+        "recover",
+        "errors"
     );
     for s in summaries {
         let _ = writeln!(
@@ -146,7 +181,8 @@ pub fn table(summaries: &[Summary]) -> String {
             times(s.multiplier_after),
             times(s.peak_multiplier),
             times(Some(s.expected_multiplier)),
-            s.recover_seconds.map_or("never".to_owned(), |r| format!("{r:.1} s")),
+            s.recover_seconds
+                .map_or("never".to_owned(), |r| format!("{r:.1} s")),
             s.errors,
         );
     }

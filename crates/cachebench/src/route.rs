@@ -14,7 +14,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use anyhow::{Context, Result};
-use ringwise::{AnyPlacement, Algorithm, ClusterSpec, KeyHasher, Keyed, Node, StableHash};
+use ringwise::{Algorithm, AnyPlacement, ClusterSpec, KeyHasher, Keyed, Node, StableHash};
 
 /// A placement under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,9 +32,12 @@ impl FromStr for Algo {
         if name == "modulo" {
             return Ok(Algo::Modulo);
         }
-        name.parse::<Algorithm>()
-            .map(Algo::Ringwise)
-            .map_err(|_| format!("unknown placement `{name}`; one of: {}", Algo::names().join(", ")))
+        name.parse::<Algorithm>().map(Algo::Ringwise).map_err(|_| {
+            format!(
+                "unknown placement `{name}`; one of: {}",
+                Algo::names().join(", ")
+            )
+        })
     }
 }
 

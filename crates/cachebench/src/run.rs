@@ -312,7 +312,9 @@ fn request(shared: &Shared, reader: &db::Reader, work: &Workload, rng: &mut Rng)
         add(&c.hits, 1);
         return Ok(());
     }
-    let value = reader.read(&key)?.ok_or_else(|| anyhow!("{key} is not in the database"))?;
+    let value = reader
+        .read(&key)?
+        .ok_or_else(|| anyhow!("{key} is not in the database"))?;
     add(&c.db_reads, 1);
     if let Some(s) = server
         && shared.caches[s].set(&key, &value).is_err()
@@ -378,8 +380,18 @@ fn phases(
         }
         let now = Instant::now();
         let totals = shared.counters.totals();
-        let phase = if changed.is_some() { Phase::After } else { Phase::Warmup };
-        run.intervals.push(interval(&last, &totals, (now - last_at).as_secs_f64(), (now - start).as_secs_f64(), phase));
+        let phase = if changed.is_some() {
+            Phase::After
+        } else {
+            Phase::Warmup
+        };
+        run.intervals.push(interval(
+            &last,
+            &totals,
+            (now - last_at).as_secs_f64(),
+            (now - start).as_secs_f64(),
+            phase,
+        ));
         (last, last_at) = (totals, now);
         show(progress, &run, start.elapsed());
         match changed {
@@ -420,7 +432,11 @@ fn interval(before: &Totals, now: &Totals, seconds: f64, end: f64, phase: Phase)
 
 fn show(progress: &ProgressBar, run: &Run, elapsed: Duration) {
     if let Some(last) = run.intervals.last() {
-        let phase = if run.change_at.is_some() { "after the change" } else { "warm-up" };
+        let phase = if run.change_at.is_some() {
+            "after the change"
+        } else {
+            "warm-up"
+        };
         progress.set_position(elapsed.as_secs());
         progress.set_message(format!(
             "{phase}: hit rate {:.1} %, {:.0} DB reads/s, {:.0} req/s",
@@ -433,7 +449,11 @@ fn show(progress: &ProgressBar, run: &Run, elapsed: Duration) {
 
 /// The last intervals' hit rates agree within [`STEADY_SPREAD`].
 fn steady(intervals: &[Interval]) -> bool {
-    let Some(last) = intervals.len().checked_sub(STEADY_INTERVALS).map(|i| &intervals[i..]) else {
+    let Some(last) = intervals
+        .len()
+        .checked_sub(STEADY_INTERVALS)
+        .map(|i| &intervals[i..])
+    else {
         return false;
     };
     let rates = last.iter().map(Interval::hit_rate);
@@ -461,7 +481,10 @@ fn recovered(intervals: &[Interval], since: Duration, timing: &Timing) -> bool {
     if since < timing.after_min {
         return false;
     }
-    let after: Vec<&Interval> = intervals.iter().filter(|i| i.phase == Phase::After).collect();
+    let after: Vec<&Interval> = intervals
+        .iter()
+        .filter(|i| i.phase == Phase::After)
+        .collect();
     after.len() >= STEADY_INTERVALS
         && window_db_per_second(&after[after.len() - STEADY_INTERVALS..])
             <= RECOVERED * baseline_db_per_second(intervals)
@@ -476,6 +499,9 @@ pub fn window_db_per_second(window: &[&Interval]) -> f64 {
 
 /// The mean database reads per second of the steady intervals.
 pub fn baseline_db_per_second(intervals: &[Interval]) -> f64 {
-    let steady: Vec<&Interval> = intervals.iter().filter(|i| i.phase == Phase::Steady).collect();
+    let steady: Vec<&Interval> = intervals
+        .iter()
+        .filter(|i| i.phase == Phase::Steady)
+        .collect();
     window_db_per_second(&steady)
 }

@@ -109,6 +109,11 @@ impl Memcached {
         Ok(Memcached { address, process })
     }
 
+    /// Its pid.
+    pub fn pid(&self) -> u32 {
+        self.process.id()
+    }
+
     /// Stops it with `signal` (`KILL` for `--kill`).
     pub fn stop(self, signal: &str) {
         self.process.stop(signal);

@@ -41,7 +41,9 @@ pub fn chart(summaries: &[Summary]) -> String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
          font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     );
-    let title = summaries.first().map_or(String::new(), |s| s.change.clone());
+    let title = summaries
+        .first()
+        .map_or(String::new(), |s| s.change.clone());
     let _ = writeln!(
         svg,
         "<text x=\"{LEFT}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">Cache hit rate and database load, {}</text>",
@@ -71,8 +73,16 @@ pub fn chart(summaries: &[Summary]) -> String {
     x_ticks(&mut svg, t0, t1, &x, bottom + PANEL);
     for (i, s) in summaries.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
-        line(&mut svg, color, s.intervals.iter().map(|p| (x(p.t), top_y(p.hit_rate))));
-        line(&mut svg, color, s.intervals.iter().map(|p| (x(p.t), db_y(p.db_multiplier))));
+        line(
+            &mut svg,
+            color,
+            s.intervals.iter().map(|p| (x(p.t), top_y(p.hit_rate))),
+        );
+        line(
+            &mut svg,
+            color,
+            s.intervals.iter().map(|p| (x(p.t), db_y(p.db_multiplier))),
+        );
         legend(&mut svg, i, color, s);
     }
     let zero = x(0.0);
@@ -146,7 +156,9 @@ fn line(svg: &mut String, color: &str, points: impl Iterator<Item = (f64, f64)>)
 fn legend(svg: &mut String, i: usize, color: &str, s: &Summary) {
     let x = WIDTH - RIGHT + 14.0;
     let y = TOP + 10.0 + 40.0 * i as f64;
-    let peak = s.peak_multiplier.map_or("-".to_owned(), |p| format!("{p:.1}×"));
+    let peak = s
+        .peak_multiplier
+        .map_or("-".to_owned(), |p| format!("{p:.1}×"));
     let _ = writeln!(
         svg,
         "<line x1=\"{x}\" y1=\"{y}\" x2=\"{:.1}\" y2=\"{y}\" stroke=\"{color}\" stroke-width=\"3\"/>\n\
@@ -161,5 +173,7 @@ fn legend(svg: &mut String, i: usize, color: &str, s: &Summary) {
 }
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
