@@ -1,0 +1,516 @@
+//! `ringwise-cachebench`: the seed article's cache argument ("Сколько это
+//! стоит") on real memcached servers, with ringwise doing the placement.
+//!
+//! For each placement given (`--algo modulo,ring,...`), with the same key
+//! stream: start N memcached servers on loopback (or use `--servers`), fill
+//! an SQLite database, fill the cache to its steady state, run a paced
+//! read-through workload until the hit rate is steady, change membership
+//! (`--add`, `--remove`, `--kill`), and keep running until the database
+//! load is back within 10 % of steady. Prints each interval and the table:
+//! the keys the change made cold, the database load right after the change
+//! and at its peak (× steady), and the seconds it took to recover.
+//!
+//! Modules: `servers` (memcached and `ringwise join` children, killed by
+//! pid), `cache` (memcache clients), `db` (SQLite), `keys` (seeded
+//! streams, Zipf), `route` (modulo or a ringwise placement over the
+//! members), `membership` (fixed or etcd), `run` (workers and phases),
+//! `report` (the table), `svg` (the chart).
+//!
+//! Cost: K keys in the database and the key-touched table; per request
+//! one placement lookup (O(1) to O(log P)) and one or two round trips.
+
+mod cache;
+mod db;
+mod keys;
+mod membership;
+mod report;
+mod route;
+mod run;
+mod servers;
+mod svg;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Parser, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cache::Cache;
+use crate::db::Database;
+use crate::keys::Distribution;
+use crate::membership::{Change, Etcd, EtcdTarget, Fixed, Processes};
+use crate::report::Summary;
+use crate::route::{Algo, Route};
+use crate::run::{Membership, Shared, Timing, Workload};
+use crate::servers::Memcached;
+
+/// The article's cache argument on real memcached servers: database load
+/// before and after a membership change, per placement.
+#[derive(Debug, Parser)]
+#[command(name = "ringwise-cachebench", version)]
+struct Args {
+    /// Servers before the change (started here on loopback).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=256))]
+    nodes: u32,
+    /// Use these running memcached servers (HOST:PORT,...) instead: the
+    /// first ones are the members, the last K the ones `--add K` adds;
+    /// each is flushed (flush_all) before every placement's run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "LIST",
+        conflicts_with = "nodes"
+    )]
+    servers: Vec<String>,
+    /// The memcached program.
+    #[arg(long, value_name = "PATH", default_value = "memcached")]
+    memcached: PathBuf,
+    /// Memory of each memcached started here, in megabytes.
+    #[arg(long, value_name = "MB", default_value_t = 64)]
+    memory: u32,
+    /// Add K empty servers at the change (the default: 1).
+    #[arg(long, value_name = "K", group = "what")]
+    add: Option<usize>,
+    /// Remove K servers at the change (they keep running, unused).
+    #[arg(long, value_name = "K", group = "what")]
+    remove: Option<usize>,
+    /// SIGKILL K servers at the change; the placement drops them when
+    /// membership says so (`--detect`, or their etcd lease).
+    #[arg(long, value_name = "K", group = "what")]
+    kill: Option<usize>,
+    /// Without etcd: seconds from a kill until membership drops the server.
+    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    detect: f64,
+    /// Placements to compare: `modulo` (md5(key) % N, the article's
+    /// baseline) and any ringwise algorithm.
+    #[arg(long, value_delimiter = ',', default_value = "modulo,ring", value_parser = parse_algo)]
+    algo: Vec<Algo>,
+    /// Keys (rows in the database).
+    #[arg(long, value_name = "K", default_value_t = 100_000)]
+    keys: u64,
+    /// Steady hit rate: the other requests are writes that invalidate.
+    #[arg(long, value_name = "H", default_value_t = 0.95)]
+    hit_rate: f64,
+    /// Zipf exponent of the key popularity (0: uniform).
+    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    zipf: f64,
+    /// Requests per second offered (open loop), over all threads.
+    #[arg(long, value_name = "R", default_value_t = 10_000.0)]
+    rps: f64,
+    /// Worker threads (each with its own connections and key stream).
+    #[arg(long, value_name = "T", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    threads: u32,
+    /// Milliseconds added to every database read (a remote database).
+    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    db_latency: f64,
+    /// Bytes per value.
+    #[arg(long, value_name = "B", default_value_t = 100)]
+    value_size: usize,
+    /// Seconds per reported interval.
+    #[arg(long, value_name = "S", default_value_t = 0.5)]
+    interval: f64,
+    /// Least seconds of paced warm-up before the change.
+    #[arg(long, value_name = "S", default_value_t = 3.0)]
+    warmup: f64,
+    /// Most seconds of warm-up (the change happens then even if the hit
+    /// rate is not steady).
+    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    warmup_max: f64,
+    /// Least seconds after the change.
+    #[arg(long, value_name = "S", default_value_t = 3.0)]
+    after_min: f64,
+    /// Most seconds after the change (the run ends earlier once the
+    /// database load has been within 10 % of steady for 3 intervals).
+    #[arg(long, value_name = "S", default_value_t = 120.0)]
+    after_max: f64,
+    /// Seed of the key streams (the same for every placement).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Follow live membership in etcd: etcd://HOST:PORT[/PREFIX]. Each
+    /// server joins with `ringwise join`.
+    #[arg(long, value_name = "URL")]
+    membership: Option<String>,
+    /// The ringwise CLI for `ringwise join` (default: beside this program,
+    /// else on PATH).
+    #[arg(long, value_name = "PATH")]
+    ringwise: Option<PathBuf>,
+    /// Lease TTL of the registrars, seconds (`--membership`).
+    #[arg(long, value_name = "S", default_value_t = 3)]
+    ttl: u64,
+    /// Output: the text table or one JSON document.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Write a chart of hit rate and database load over time.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+fn parse_algo(name: &str) -> Result<Algo, String> {
+    name.parse()
+}
+
+fn main() {
+    let args = Args::parse();
+    let stop = Arc::new(AtomicBool::new(false));
+    on_signals(Arc::clone(&stop));
+    let result = bench(&args, &stop);
+    if stop.load(Ordering::Relaxed) {
+        eprintln!("ringwise-cachebench: stopped by a signal; every server started here is stopped");
+        std::process::exit(130);
+    }
+    match result {
+        Ok(()) => {}
+        Err(err) => {
+            eprintln!("ringwise-cachebench: {err:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// SIGINT and SIGTERM set `stop`: every loop ends, every server started
+/// here is killed by its guard.
+fn on_signals(stop: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        runtime.block_on(async {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut int), Ok(mut term)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) else {
+                return;
+            };
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+    });
+}
+
+/// Checks the options, then runs every placement in turn.
+fn bench(args: &Args, stop: &Arc<AtomicBool>) -> Result<()> {
+    let change = change(args)?;
+    let (work, timing) = settings(args)?;
+    let etcd = etcd_target(args)?;
+    let dir = scratch_dir()?;
+    let result = (|| {
+        let db = Database::create(
+            &dir,
+            work.keys,
+            work.value_size,
+            Duration::from_secs_f64(args.db_latency / 1000.0),
+        )?;
+        let mut summaries = Vec::new();
+        for &algo in &args.algo {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let summary = one(args, algo, change, &work, &timing, &db, etcd.as_ref(), stop)?;
+            if args.format == Format::Text {
+                println!("{}", report::intervals(&summary));
+            }
+            summaries.push(summary);
+        }
+        output(args, &summaries)
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn change(args: &Args) -> Result<Change> {
+    let change = match (args.add, args.remove, args.kill) {
+        (_, Some(k), _) => Change::Remove(k),
+        (_, _, Some(k)) => Change::Kill(k),
+        (k, _, _) => Change::Add(k.unwrap_or(1)),
+    };
+    let (Change::Add(k) | Change::Remove(k) | Change::Kill(k)) = change;
+    if k == 0 {
+        bail!("--add/--remove/--kill: give at least 1 server");
+    }
+    let total = if args.servers.is_empty() {
+        args.nodes as usize + if let Change::Add(k) = change { k } else { 0 }
+    } else {
+        args.servers.len()
+    };
+    let n = total.checked_sub(if let Change::Add(k) = change { k } else { 0 });
+    match (change, n) {
+        (Change::Add(_), Some(n)) if n >= 1 => {}
+        (Change::Add(k), _) => bail!(
+            "--add {k} with --servers: list at least {} servers (the members, then the {k} added)",
+            k + 1
+        ),
+        (Change::Remove(k) | Change::Kill(k), Some(n)) if k < n => {}
+        (_, n) => bail!(
+            "--remove/--kill {k}: the cluster has only {} servers; at least one must stay",
+            n.unwrap_or(0)
+        ),
+    }
+    if matches!(change, Change::Kill(_)) && !args.servers.is_empty() {
+        bail!("--kill stops server processes: it needs servers started here, not --servers");
+    }
+    Ok(change)
+}
+
+fn settings(args: &Args) -> Result<(Workload, Timing)> {
+    let positive = |x: f64, what: &str| -> Result<Duration> {
+        if x.is_finite() && x > 0.0 && x < 1e6 {
+            Ok(Duration::from_secs_f64(x))
+        } else {
+            Err(anyhow!("{what}: give a number of seconds above 0, not {x}"))
+        }
+    };
+    if !(args.hit_rate > 0.0 && args.hit_rate < 1.0) {
+        bail!(
+            "--hit-rate: give a fraction between 0 and 1 (0.95), not {}",
+            args.hit_rate
+        );
+    }
+    if !(1..=50_000_000).contains(&args.keys) {
+        bail!("--keys: give 1 to 50,000,000, not {}", args.keys);
+    }
+    if !(args.zipf >= 0.0 && args.zipf <= 10.0) {
+        bail!(
+            "--zipf: give an exponent from 0 (uniform) to 10, not {}",
+            args.zipf
+        );
+    }
+    if !(args.rps >= 1.0 && args.rps <= 1e7) {
+        bail!(
+            "--rps: give 1 to 10,000,000 requests per second, not {}",
+            args.rps
+        );
+    }
+    if !(args.db_latency >= 0.0 && args.db_latency <= 10_000.0) {
+        bail!("--db-latency: give 0 to 10,000 ms, not {}", args.db_latency);
+    }
+    if args.value_size == 0 || args.value_size > 1 << 20 {
+        bail!(
+            "--value-size: give 1 to 1,048,576 bytes, not {}",
+            args.value_size
+        );
+    }
+    positive(args.detect, "--detect")?;
+    let work = Workload {
+        keys: args.keys,
+        hit_rate: args.hit_rate,
+        distribution: Arc::new(Distribution::new(args.keys, args.zipf)),
+        rps: args.rps,
+        threads: args.threads as usize,
+        value_size: args.value_size,
+        seed: args.seed,
+    };
+    let timing = Timing {
+        interval: positive(args.interval, "--interval")?,
+        warmup: positive(args.warmup, "--warmup")?,
+        warmup_max: positive(args.warmup_max, "--warmup-max")?,
+        after_min: positive(args.after_min, "--after-min")?,
+        after_max: positive(args.after_max, "--after-max")?,
+    };
+    Ok((work, timing))
+}
+
+fn etcd_target(args: &Args) -> Result<Option<EtcdTarget>> {
+    let Some(url) = &args.membership else {
+        return Ok(None);
+    };
+    if !args.servers.is_empty() {
+        bail!("--membership starts the servers it registers: it cannot use --servers");
+    }
+    if !(2..=86_400).contains(&args.ttl) {
+        bail!("--ttl: give 2 to 86,400 seconds, not {}", args.ttl);
+    }
+    let ringwise = args.ringwise.clone().unwrap_or_else(|| {
+        let beside = std::env::current_exe()
+            .ok()
+            .and_then(|exe| Some(exe.parent()?.join("ringwise")))
+            .filter(|p| p.exists());
+        beside.unwrap_or_else(|| PathBuf::from("ringwise"))
+    });
+    EtcdTarget::parse(url, ringwise, args.ttl).map(Some)
+}
+
+/// One placement: servers, membership, preload, the paced run, summary.
+#[allow(clippy::too_many_arguments, reason = "the run's parts, each used once")]
+fn one(
+    args: &Args,
+    algo: Algo,
+    change: Change,
+    work: &Workload,
+    timing: &Timing,
+    db: &Database,
+    etcd: Option<&EtcdTarget>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Summary> {
+    let (addresses, processes) = servers(args, change)?;
+    let n = change.initial(addresses.len());
+    let listed = addresses
+        .iter()
+        .zip(&processes)
+        .map(|(address, p)| report::Server {
+            address: address.clone(),
+            pid: p.as_ref().map(Memcached::pid),
+        })
+        .collect();
+    let caches = addresses
+        .iter()
+        .map(|a| Cache::connect(a, work.threads as u32))
+        .collect::<Result<Vec<_>>>()?;
+    if !args.servers.is_empty() {
+        caches.iter().try_for_each(Cache::flush)?;
+    }
+    let progress = progress_bar(args, algo, timing);
+    let initial = match etcd {
+        Some(_) => Route::build(algo, &[])?,
+        None => Route::build(algo, &membership::first(n))?,
+    };
+    let shared = Shared::new(initial, caches, work.keys, Arc::clone(stop));
+    let mut membership: Box<dyn Membership> = match etcd {
+        Some(target) => {
+            let mut live = Etcd::start(algo, n, change, target, processes, addresses)?;
+            progress.set_message("waiting for etcd to list the servers");
+            live.wait_for(&shared, Duration::from_secs(20))?;
+            Box::new(live)
+        }
+        None => Box::new(Fixed::new(
+            algo,
+            n,
+            change,
+            processes,
+            Duration::from_secs_f64(args.detect),
+        )),
+    };
+    progress.set_message("filling the cache to its steady state");
+    run::preload(&shared, work)?;
+    let before = shared.route.load_full();
+    let outcome = run::drive(&shared, db, work, timing, membership.as_mut(), &progress)?;
+    // Let a pending route (a killed server's detection) land.
+    membership.tick(&shared, Some(Duration::from_secs(u64::MAX >> 2)))?;
+    let after = shared.route.load_full();
+    drop(membership);
+    progress.finish_and_clear();
+    if outcome.change_at.is_none() {
+        bail!("stopped before the change");
+    }
+    let moved = moved(&before, &after, work.keys);
+    Ok(report::summarize(
+        &algo.to_string(),
+        &outcome,
+        moved,
+        listed,
+    ))
+}
+
+/// The servers' addresses and, for those started here, their processes.
+fn servers(args: &Args, change: Change) -> Result<(Vec<String>, Processes)> {
+    if !args.servers.is_empty() {
+        let processes = args.servers.iter().map(|_| None).collect();
+        return Ok((args.servers.clone(), processes));
+    }
+    let extra = if let Change::Add(k) = change { k } else { 0 };
+    let mut processes = Processes::new();
+    for _ in 0..args.nodes as usize + extra {
+        processes.push(Some(Memcached::start(&args.memcached, args.memory)?));
+    }
+    let addresses = processes
+        .iter()
+        .flatten()
+        .map(|p| p.address.clone())
+        .collect();
+    Ok((addresses, processes))
+}
+
+/// The fraction of the K keys whose server differs between two routes.
+fn moved(before: &Route, after: &Route, keys: u64) -> f64 {
+    let moved = (0..keys)
+        .filter(|&i| {
+            let key = db::key(i);
+            before.server(&key) != after.server(&key)
+        })
+        .count();
+    moved as f64 / keys.max(1) as f64
+}
+
+/// A bar over the run's time bound on a terminal, hidden otherwise.
+fn progress_bar(args: &Args, algo: Algo, timing: &Timing) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bound = (timing.warmup_max + timing.after_max).as_secs();
+    let bar = ProgressBar::new(bound);
+    let style = ProgressStyle::with_template("{prefix:>12} [{elapsed:>4}] {bar:20} {msg}")
+        .map(|s| s.progress_chars("=> "));
+    if let Ok(style) = style {
+        bar.set_style(style);
+    }
+    bar.set_prefix(algo.to_string());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let _ = args;
+    bar
+}
+
+/// The table or JSON document, and the chart.
+fn output(args: &Args, summaries: &[Summary]) -> Result<()> {
+    if let Some(path) = &args.svg {
+        std::fs::write(path, svg::chart(summaries))
+            .with_context(|| format!("write the chart {}", path.display()))?;
+    }
+    match args.format {
+        Format::Text => print!("{}", report::table(summaries)),
+        Format::Json => {
+            let document = serde_json::json!({
+                "version": 1,
+                "servers_before": summaries.first().map(|_| change_counts(args)),
+                "keys": args.keys,
+                "hit_rate": args.hit_rate,
+                "zipf": args.zipf,
+                "rps": args.rps,
+                "db_latency_ms": args.db_latency,
+                "membership": if args.membership.is_some() { "etcd" } else { "fixed" },
+                "algorithms": summaries,
+            });
+            println!("{}", serde_json::to_string_pretty(&document)?);
+        }
+    }
+    Ok(())
+}
+
+fn change_counts(args: &Args) -> usize {
+    match change(args) {
+        Ok(c) => c.initial(if args.servers.is_empty() {
+            args.nodes as usize + if let Change::Add(k) = c { k } else { 0 }
+        } else {
+            args.servers.len()
+        }),
+        Err(_) => 0,
+    }
+}
+
+/// A fresh directory for the database.
+fn scratch_dir() -> Result<PathBuf> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!(
+        "ringwise-cachebench-{}-{nanos}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+    Ok(dir)
+}

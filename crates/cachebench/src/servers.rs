@@ -1,0 +1,127 @@
+//! memcached servers this program starts (`memcached -l 127.0.0.1 -p PORT`,
+//! each a child process in the foreground) and the `ringwise join`
+//! registrars of `--membership etcd://`: every child is killed by its pid
+//! when its [`Child`] guard is dropped, however the run ends (an error, a
+//! panic unwinding, SIGINT or SIGTERM, which set the stop flag that every
+//! loop checks). Only a SIGKILL of this program itself leaves them behind.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+/// How long a started memcached gets to accept connections.
+const READY_WITHIN: Duration = Duration::from_secs(10);
+
+/// A child process killed by its pid on drop.
+#[derive(Debug)]
+pub struct Child {
+    child: std::process::Child,
+}
+
+impl Child {
+    /// Starts `command`; `what` names it in errors.
+    pub fn spawn(command: &mut Command, what: &str, hint: &str) -> Result<Child> {
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("could not start {what} ({command:?}): {hint}"))?;
+        Ok(Child { child })
+    }
+
+    /// The child's pid.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends `signal` (`TERM`, `KILL`) by pid with kill(1), then waits
+    /// for the child (at most 5 s, then SIGKILL).
+    pub fn stop(mut self, signal: &str) {
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &self.id().to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
+        if sent {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                sleep(Duration::from_millis(10));
+            }
+        }
+        // Drop kills and reaps.
+    }
+
+    /// Whether the child has exited.
+    fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A memcached started here.
+#[derive(Debug)]
+pub struct Memcached {
+    /// `127.0.0.1:PORT`.
+    pub address: String,
+    process: Child,
+}
+
+impl Memcached {
+    /// Starts `program` on a free loopback port with `megabytes` of memory
+    /// and waits until it accepts a connection.
+    pub fn start(program: &PathBuf, megabytes: u32) -> Result<Memcached> {
+        let port = free_port()?;
+        let address = format!("127.0.0.1:{port}");
+        let mut command = Command::new(program);
+        command.args(["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0"]);
+        command.args(["-t", "1", "-c", "1024", "-m", &megabytes.to_string()]);
+        // memcached refuses to run as root without -u; ignored otherwise.
+        command.args(["-u", "root"]);
+        let mut process = Child::spawn(
+            &mut command,
+            "memcached",
+            "install Debian's `memcached` (scripts/install-test-deps does), or pass \
+             --memcached PATH, or use running servers with --servers",
+        )?;
+        let deadline = Instant::now() + READY_WITHIN;
+        while TcpStream::connect(&address).is_err() {
+            if process.exited() {
+                bail!("memcached on {address} exited at start (is the port taken?)");
+            }
+            if Instant::now() > deadline {
+                bail!("memcached on {address} did not accept connections within 10 s");
+            }
+            sleep(Duration::from_millis(5));
+        }
+        Ok(Memcached { address, process })
+    }
+
+    /// Its pid.
+    pub fn pid(&self) -> u32 {
+        self.process.id()
+    }
+
+    /// Stops it with `signal` (`KILL` for `--kill`).
+    pub fn stop(self, signal: &str) {
+        self.process.stop(signal);
+    }
+}
+
+/// A loopback port that was free a moment ago.
+fn free_port() -> Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("bind a loopback port")?;
+    Ok(listener.local_addr().context("local address")?.port())
+}

@@ -1,0 +1,248 @@
+//! `ringwise-cachebench` end to end against real memcached servers (Debian's
+//! `memcached`, installed by scripts/install-test-deps; never skipped),
+//! each run short (3 → 4 servers, 3,000 keys, seconds):
+//!
+//! - at 3 → 4 servers a ring loses about 1/4 of its cached keys (at most
+//!   1/(N+1) + 8 points), `modulo` about 3/4 (at least 60 %), measured on
+//!   the first read of each key after the change, which is a count, not a
+//!   time;
+//! - a killed server does not crash the client: its requests fail and are
+//!   counted, the placement drops it when membership says so (the last
+//!   intervals have no errors), and the keys that moved are its share;
+//! - every memcached a run started is gone when it ends, and when it is
+//!   stopped with SIGINT half-way.
+//!
+//! Nothing here asserts how long anything took.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BENCH: &str = env!("CARGO_BIN_EXE_ringwise-cachebench");
+
+/// The short run's options: 3 servers, 3,000 keys, 3,000 requests/s.
+const SHORT: &[&str] = &[
+    "--nodes",
+    "3",
+    "--keys",
+    "3000",
+    "--rps",
+    "3000",
+    "--threads",
+    "2",
+    "--interval",
+    "0.25",
+    "--warmup",
+    "1",
+    "--warmup-max",
+    "10",
+    "--after-min",
+    "1.5",
+    "--after-max",
+    "4",
+    "--memory",
+    "16",
+    "--format",
+    "json",
+];
+
+fn run(extra: &[&str]) -> Value {
+    let output = Command::new(BENCH)
+        .args(SHORT)
+        .args(extra)
+        .stdin(Stdio::null())
+        .output()
+        .expect("ringwise-cachebench runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{extra:?} failed ({}): {stderr}",
+        output.status
+    );
+    serde_json::from_slice(&output.stdout).expect("one JSON document")
+}
+
+fn algorithm<'a>(document: &'a Value, name: &str) -> &'a Value {
+    document["algorithms"]
+        .as_array()
+        .expect("algorithms")
+        .iter()
+        .find(|a| a["algorithm"] == name)
+        .unwrap_or_else(|| panic!("{name} in {document}"))
+}
+
+fn number(value: &Value, field: &str) -> f64 {
+    value[field]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{field} in {value}"))
+}
+
+/// Every server of the run is gone: no process with its pid (that is not
+/// a zombie) and nothing listening on its address.
+fn assert_stopped(document: &Value) {
+    for a in document["algorithms"].as_array().expect("algorithms") {
+        for server in a["servers"].as_array().expect("servers") {
+            let pid = server["pid"].as_u64().expect("started here");
+            assert!(!alive(pid), "memcached pid {pid} still runs: {server}");
+            let address = server["address"].as_str().expect("address");
+            assert!(
+                std::net::TcpStream::connect(address).is_err(),
+                "{address} still accepts connections"
+            );
+        }
+    }
+}
+
+fn alive(pid: u64) -> bool {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // "pid (comm) S ...": a state other than Z (zombie) or X (dead).
+    let state = stat
+        .rsplit(')')
+        .next()
+        .and_then(|s| s.split_whitespace().next());
+    matches!(state, Some(s) if s != "Z" && s != "X")
+}
+
+#[test]
+fn a_ring_loses_one_share_of_hits_and_modulo_most() {
+    let document = run(&["--add", "1", "--algo", "modulo,ring"]);
+    let ring = algorithm(&document, "ring");
+    let modulo = algorithm(&document, "modulo");
+    for a in [ring, modulo] {
+        let steady = number(a, "steady_hit_rate");
+        assert!(
+            (0.92..0.98).contains(&steady),
+            "steady hit rate {steady}: {a}"
+        );
+        assert_eq!(a["errors"], 0, "{a}");
+        assert_eq!(a["servers"].as_array().map(Vec::len), Some(4));
+    }
+    let (ring_cold, modulo_cold) = (number(ring, "cold"), number(modulo, "cold"));
+    assert!(
+        ring_cold <= 0.25 + 0.08,
+        "ring made {ring_cold} of its keys cold"
+    );
+    assert!(
+        ring_cold >= 0.25 - 0.12,
+        "ring made only {ring_cold} cold: nothing moved?"
+    );
+    assert!(modulo_cold >= 0.6, "modulo made only {modulo_cold} cold");
+    // The keys that moved (placement) and the hits lost (servers) agree.
+    for a in [ring, modulo] {
+        let (moved, cold) = (number(a, "moved"), number(a, "cold"));
+        assert!((moved - cold).abs() < 0.06, "moved {moved}, cold {cold}");
+    }
+    assert!(number(modulo, "peak_multiplier") > number(ring, "peak_multiplier"));
+    assert_stopped(&document);
+}
+
+#[test]
+fn a_killed_server_is_counted_then_dropped() {
+    let document = run(&["--kill", "1", "--algo", "ring", "--detect", "0.5"]);
+    let ring = algorithm(&document, "ring");
+    assert!(
+        number(ring, "errors") > 0.0,
+        "requests to the killed server fail: {ring}"
+    );
+    // The ring dropped it: its share moved, the others' keys stayed.
+    let moved = number(ring, "moved");
+    assert!((0.15..0.5).contains(&moved), "moved {moved}");
+    let cold = number(ring, "cold");
+    assert!((cold - moved).abs() < 0.08, "cold {cold}, moved {moved}");
+    let points = ring["intervals"].as_array().expect("intervals");
+    let last = points.last().expect("intervals after the change");
+    assert_eq!(last["phase"], "after");
+    assert_eq!(
+        last["errors"], 0,
+        "no request goes to the dropped server: {last}"
+    );
+    assert_stopped(&document);
+}
+
+#[test]
+fn sigint_stops_every_server() {
+    let mut child = Command::new(BENCH)
+        .args([
+            "--nodes", "3", "--keys", "2000", "--rps", "1000", "--warmup", "30",
+        ])
+        .args(["--warmup-max", "60", "--memory", "16", "--format", "json"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("ringwise-cachebench runs");
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut servers = children(pid);
+    while servers.len() < 4 && Instant::now() < deadline {
+        sleep(Duration::from_millis(50));
+        servers = children(pid);
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status();
+    assert!(sent.is_ok_and(|s| s.success()), "kill -INT");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        sleep(Duration::from_millis(20));
+    };
+    assert_eq!(servers.len(), 4, "3 servers and the one --add 1 adds");
+    let status = status.expect("the run ends after SIGINT");
+    assert_eq!(status.code(), Some(130), "stopped by SIGINT: {status}");
+    for server in servers {
+        assert!(!alive(server), "memcached {server} outlived the run");
+    }
+}
+
+/// The memcached children of `parent`.
+fn children(parent: u32) -> Vec<u64> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u64>().ok())
+        .filter(|pid| {
+            let stat = fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("stat"))
+                .unwrap_or_default();
+            let comm_is_memcached = stat.contains("(memcached)");
+            let ppid = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().nth(1));
+            comm_is_memcached && ppid == Some(&parent.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn bad_options_are_refused_with_the_fix() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--algo", "mod"], "one of: modulo"),
+        (&["--hit-rate", "1.5"], "--hit-rate"),
+        (&["--remove", "3", "--nodes", "3"], "at least one must stay"),
+        (
+            &["--kill", "1", "--servers", "127.0.0.1:1,127.0.0.1:2"],
+            "--kill",
+        ),
+        (&["--membership", "http://x"], "etcd://HOST:PORT"),
+        (&["--interval", "0"], "--interval"),
+    ];
+    for (args, expected) in cases {
+        let output = Command::new(BENCH).args(*args).output().expect("runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} was accepted");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
