@@ -9,6 +9,7 @@ use ringwise::{
 };
 
 use crate::support::owner_name;
+use crate::support::ownership::{Ownership, canonical, stream};
 use crate::support::rng::Rng;
 
 /// The range (and its pair) holding hash `h`, if any: a binary search over
@@ -329,10 +330,6 @@ fn a_slot_plan_applied_to_the_old_table_yields_the_new_one() {
     }
 }
 
-/// Token ownership as a map: each key `p` owns `(previous key, p]`, the
-/// first key also the wrap past the last; a node's name per arc.
-type Ownership = std::collections::BTreeMap<u64, String>;
-
 /// A ring's own arcs: its points (the first entry at a value owns it).
 fn own_arcs(ring: &AnyPlacement) -> Ownership {
     let view = ring.as_ring().expect("a ring");
@@ -342,57 +339,6 @@ fn own_arcs(ring: &AnyPlacement) -> Ownership {
         arcs.entry(point).or_insert_with(|| name.to_owned());
     }
     arcs
-}
-
-/// The owner of position `x`: the first key `>= x`, wrapping.
-fn owner_at(arcs: &Ownership, x: u64) -> String {
-    let next = arcs.range(x..).next().or_else(|| arcs.iter().next());
-    next.expect("owned").1.clone()
-}
-
-/// Streams `(start, end]` from `from` to `to`: checks that `from` owns all
-/// of it now, then hands it over (splitting the arcs at both ends).
-fn stream(arcs: &mut Ownership, start: u64, end: u64, from: &str, to: &str) {
-    for x in [start, end] {
-        let owner = owner_at(arcs, x);
-        arcs.entry(x).or_insert(owner);
-    }
-    let inside: Vec<u64> = if start < end {
-        arcs.range(start + 1..=end).map(|(&k, _)| k).collect()
-    } else {
-        // Wrapping (start == end: the whole circle).
-        let high = arcs.range(start.saturating_add(1)..).map(|(&k, _)| k);
-        let high: Vec<u64> = if start == u64::MAX {
-            Vec::new()
-        } else {
-            high.collect()
-        };
-        high.into_iter()
-            .chain(arcs.range(..=end).map(|(&k, _)| k))
-            .collect()
-    };
-    for k in inside {
-        let owner = arcs.get_mut(&k).expect("a key");
-        assert_eq!(
-            owner, from,
-            "({start}, {end}] streams from {from}: arc ending at {k}"
-        );
-        *owner = to.to_owned();
-    }
-}
-
-/// The arcs with neighbours of one owner merged (a key is kept when the
-/// arc after it has another owner), and the set of owners.
-fn canonical(arcs: &Ownership) -> (Vec<(u64, String)>, Vec<String>) {
-    let list: Vec<(u64, String)> = arcs.iter().map(|(k, v)| (*k, v.clone())).collect();
-    let kept = (0..list.len())
-        .filter(|&i| list[i].1 != list[(i + 1) % list.len()].1)
-        .map(|i| list[i].clone())
-        .collect();
-    let mut owners: Vec<String> = arcs.values().cloned().collect();
-    owners.sort();
-    owners.dedup();
-    (kept, owners)
 }
 
 #[test]
