@@ -386,8 +386,19 @@ fn table_size(placement: &AnyPlacement) -> Option<u64> {
 pub fn plan(plan: &Plan) -> String {
     let m = &plan.movement;
     let n = m.nodes.len();
+    // A sampled figure carries its interval wherever it is shown.
+    let how = match m.method {
+        Method::Sampled { low, high, .. } => {
+            format!(
+                " (sampled, 95% interval {:.2}–{:.2}%)",
+                low * 100.0,
+                high * 100.0
+            )
+        }
+        _ => String::new(),
+    };
     let title = format!(
-        "{}: {:.2}% of the key space moves (optimum {:.2}%), coloured by receiver",
+        "{}: {:.2}%{how} of the key space moves (optimum {:.2}%), coloured by receiver",
         plan.from.algorithm,
         m.moved() * 100.0,
         m.optimum() * 100.0
@@ -426,7 +437,7 @@ pub fn plan(plan: &Plan) -> String {
         _ => {
             let _ = writeln!(
                 out,
-                r##"<text x="40" y="330" fill="#555">sampled: no ranges to draw, see the bars</text>"##
+                r##"<text x="40" y="330" fill="#555">sampled: no ranges to draw; the bars are estimates</text>"##
             );
         }
     }

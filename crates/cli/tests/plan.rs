@@ -257,6 +257,41 @@ fn a_written_cassandra_cluster_keeps_its_tokens_and_the_streamed_ranges_rebuild_
 }
 
 #[test]
+fn a_sampled_plan_states_its_interval_wherever_it_shows_the_estimate() {
+    // Jump's moved fraction is an estimate (see ringwise::movement): the
+    // text's moved line and bytes, and the SVG's title, give the interval.
+    let dir = TempDir::create("plan-sampled");
+    let from = dir.write("jump.toml", &cluster("jump", &names(10)));
+    let doc = json(&["--from", &from, "--add", "node-10", "--data", "1TB"]);
+    assert_eq!(doc["method"], "sampled");
+    let interval = doc["interval"].as_array().expect("an interval");
+    let (low, high) = (f(&interval[0]), f(&interval[1]));
+    assert!(low < f(&doc["moved"]) && f(&doc["moved"]) < high);
+    assert!(low < 1.0 / 11.0 && 1.0 / 11.0 < high, "{low} {high}");
+    let svg = dir.path().join("jump.svg");
+    let svg = svg.to_str().expect("utf-8");
+    let args = [
+        "plan", "--from", &from, "--add", "node-10", "--data", "1TB", "--svg", svg,
+    ];
+    let out = ringwise(&args, b"");
+    assert_success(&out);
+    let text = stdout(&out);
+    let gb = |v: f64| format!("{:.1} GB", v * 1e12 / 1e9);
+    assert!(
+        text.contains(&format!("95% interval {} to {}", gb(low), gb(high))),
+        "{text}"
+    );
+    assert!(text.contains("estimated from the samples above"), "{text}");
+    let picture = std::fs::read_to_string(svg).expect("svg written");
+    let title = format!(
+        "(sampled, 95% interval {:.2}–{:.2}%)",
+        low * 100.0,
+        high * 100.0
+    );
+    assert!(picture.contains(&title), "{title} in the SVG");
+}
+
+#[test]
 fn every_algorithm_plans_and_says_how_exactly() {
     let dir = TempDir::create("plan-all");
     for &algorithm in ringwise::Algorithm::NAMES {
