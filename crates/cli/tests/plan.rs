@@ -327,6 +327,12 @@ fn every_algorithm_plans_and_says_how_exactly() {
             picture.starts_with("<svg") && picture.contains("node-3"),
             "{algorithm}"
         );
+        // Maglev's 65,537 slots are wider than the strip: columns of 109.
+        assert_eq!(
+            picture.contains("one column per 109 slots"),
+            algorithm == "maglev",
+            "{algorithm}"
+        );
     }
 }
 
