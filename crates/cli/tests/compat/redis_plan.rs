@@ -330,8 +330,8 @@ fn cluster_slots(conn: &mut Connection) -> Vec<Option<String>> {
         let bound =
             |r: &Resp| -> usize { r.text().trim_start_matches(':').parse().expect("a slot") };
         let master = items[2].items()[2].text().to_owned();
-        for slot in bound(&items[0])..=bound(&items[1]) {
-            table[slot] = Some(master.clone());
+        for owner in &mut table[bound(&items[0])..=bound(&items[1])] {
+            *owner = Some(master.clone());
         }
     }
     table
@@ -355,7 +355,6 @@ fn settle(conns: &mut [Connection], names: &[String], expected: &[String], step:
                     .zip(&expected)
                     .enumerate()
                     .filter(|(_, (a, b))| a != b)
-                    .map(|(slot, (a, b))| (slot, (a, b)))
                     .take(10)
                     .collect();
                 panic!(
