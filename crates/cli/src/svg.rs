@@ -174,9 +174,77 @@ fn circle(out: &mut String, ring: &dyn RingView, nodes: &NodeTable, faded: bool)
     );
 }
 
-/// A horizontal strip of a slot table's owners (`colour_of` per slot).
-fn strip(out: &mut String, size: u64, colour_of: impl Fn(u64) -> Option<String>, y: f64) {
-    let (x0, w) = (20.0, 600.0);
+/// Width of a slot strip, in SVG units.
+const STRIP_WIDTH: f64 = 600.0;
+
+/// A plan's moved slots of a table wider than the strip: grey columns of
+/// `size / 600` slots, each with a bar as tall as the share of its slots
+/// that moved, coloured by the receiver of most of them; the caption gives
+/// the tallest share, since one moved slot in 109 would not show at scale.
+fn moved_columns(out: &mut String, m: &ringwise::Movement, size: u64, y: f64) {
+    let columns = STRIP_WIDTH as u64;
+    let mut moved = vec![std::collections::BTreeMap::<u32, u64>::new(); columns as usize];
+    for r in &m.ranges {
+        for slot in r.start..=r.end {
+            *moved[(slot * columns / size) as usize]
+                .entry(r.to)
+                .or_default() += 1;
+        }
+    }
+    let share = |c: u64| {
+        let slots = ((c + 1) * size).div_ceil(columns) - (c * size).div_ceil(columns);
+        moved[c as usize].values().sum::<u64>() as f64 / slots.max(1) as f64
+    };
+    let tallest = (0..columns).map(share).fold(0.0, f64::max);
+    let _ = writeln!(
+        out,
+        r##"<rect x="20" y="{y}" width="{STRIP_WIDTH}" height="60" fill="#d9d9d9"/>"##
+    );
+    for c in (0..columns).filter(|&c| share(c) > 0.0) {
+        let Some((&to, _)) = moved[c as usize].iter().max_by_key(|&(_, &k)| k) else {
+            continue;
+        };
+        let height = 60.0 * share(c) / tallest;
+        let _ = writeln!(
+            out,
+            r#"<rect x="{}" y="{:.2}" width="1" height="{height:.2}" fill="{}"/>"#,
+            20 + c,
+            y + 60.0 - height,
+            colour(to as usize, m.nodes.len())
+        );
+    }
+    let _ = writeln!(
+        out,
+        r##"<text x="20" y="{}" fill="#555">one column per {} slots, as tall as the share of them that moved</text><text x="20" y="{}" fill="#555">(tallest: {:.1}%), coloured by their main receiver</text>"##,
+        y + 100.0,
+        size / columns,
+        y + 118.0,
+        tallest * 100.0
+    );
+    let _ = writeln!(
+        out,
+        r##"<text x="20" y="{}" fill="#555">slot 0</text><text x="620" y="{}" text-anchor="end" fill="#555">slot {}</text>"##,
+        y + 80.0,
+        y + 80.0,
+        size - 1
+    );
+}
+
+/// A horizontal strip of a slot table: grey, with each run of slots of one
+/// colour (`colour_of`, `None` stays grey) drawn over it at least
+/// `min_width` wide, so a single moved slot of 65,537 still shows.
+fn strip(
+    out: &mut String,
+    size: u64,
+    colour_of: impl Fn(u64) -> Option<String>,
+    y: f64,
+    min_width: f64,
+) {
+    let (x0, w) = (20.0, STRIP_WIDTH);
+    let _ = writeln!(
+        out,
+        r##"<rect x="{x0}" y="{y}" width="{w}" height="60" fill="#d9d9d9"/>"##
+    );
     let mut slot = 0;
     while slot < size {
         let c = colour_of(slot);
@@ -184,15 +252,15 @@ fn strip(out: &mut String, size: u64, colour_of: impl Fn(u64) -> Option<String>,
         while slot < size && colour_of(slot) == c {
             slot += 1;
         }
+        let Some(fill) = c else { continue };
         let (x, width) = (
             x0 + w * start as f64 / size as f64,
             w * (slot - start) as f64 / size as f64,
         );
-        let fill = c.unwrap_or_else(|| "#d9d9d9".into());
         let _ = writeln!(
             out,
             r#"<rect x="{x:.2}" y="{y}" width="{:.2}" height="60" fill="{fill}"/>"#,
-            width.max(0.3)
+            width.max(min_width)
         );
     }
     let _ = writeln!(
@@ -351,6 +419,7 @@ pub fn inspect(title: &str, placement: &AnyPlacement, stats: &RingStats) -> Stri
                 size,
                 |s| placement.owner(s).map(|id| colour(id as usize, n)),
                 300.0,
+                0.3,
             );
         }
         (None, None) => {
@@ -386,8 +455,19 @@ fn table_size(placement: &AnyPlacement) -> Option<u64> {
 pub fn plan(plan: &Plan) -> String {
     let m = &plan.movement;
     let n = m.nodes.len();
+    // A sampled figure carries its interval wherever it is shown.
+    let how = match m.method {
+        Method::Sampled { low, high, .. } => {
+            format!(
+                " (sampled, 95% interval {:.2}–{:.2}%)",
+                low * 100.0,
+                high * 100.0
+            )
+        }
+        _ => String::new(),
+    };
     let title = format!(
-        "{}: {:.2}% of the key space moves (optimum {:.2}%), coloured by receiver",
+        "{}: {:.2}%{how} of the key space moves (optimum {:.2}%), coloured by receiver",
         plan.from.algorithm,
         m.moved() * 100.0,
         m.optimum() * 100.0
@@ -421,12 +501,23 @@ pub fn plan(plan: &Plan) -> String {
                     .filter(|r| r.start <= slot)
                     .map(|r| colour(r.to as usize, n))
             };
-            strip(&mut out, size, owner, 300.0);
+            // A table wider than the strip (maglev's 65,537 slots on 600
+            // units) cannot show single slots: one column per unit instead,
+            // as tall as the share of its slots that moved.
+            if size > STRIP_WIDTH as u64 {
+                moved_columns(&mut out, m, size, 300.0);
+            } else {
+                strip(&mut out, size, owner, 300.0, 0.3);
+                let _ = writeln!(
+                    out,
+                    r##"<text x="20" y="400" fill="#555">grey: unchanged</text>"##
+                );
+            }
         }
         _ => {
             let _ = writeln!(
                 out,
-                r##"<text x="40" y="330" fill="#555">sampled: no ranges to draw, see the bars</text>"##
+                r##"<text x="40" y="330" fill="#555">sampled: no ranges to draw; the bars are estimates</text>"##
             );
         }
     }

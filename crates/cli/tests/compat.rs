@@ -13,6 +13,9 @@
 //!   backends that name themselves;
 //! - `redis_cluster`: three `redis-server --cluster-enabled yes` nodes with
 //!   an explicit random slot table, asked `GET key` and read by `-MOVED`;
+//! - `redis_plan`: a `ringwise plan` (join, then leave) carried out on four
+//!   such nodes with `SETSLOT`/`MIGRATE`; the cluster must end with the
+//!   written table and have moved exactly the planned keys;
 //! - `cassandra`: cassandra-driver's Murmur3 token function
 //!   (`peers/cassandra_murmur3.py`) against `ringwise token`.
 //!
@@ -41,6 +44,7 @@ mod cassandra;
 mod ketama;
 mod nginx;
 mod redis_cluster;
+mod redis_plan;
 mod twemproxy;
 
 use std::fs::File;

@@ -7,6 +7,10 @@ use serde_json::Value;
 
 use crate::support::{TempDir, assert_success, ringwise, stderr, stdout};
 
+#[path = "../../ringwise/tests/support/ownership.rs"]
+mod ownership;
+use ownership::{Ownership, canonical, stream};
+
 fn cluster(algorithm: &str, names: &[String]) -> String {
     let mut text = format!("algorithm = \"{algorithm}\"\n");
     for n in names {
@@ -157,6 +161,136 @@ fn a_written_slots_cluster_moves_only_what_the_next_rebalance_moves() {
     assert!(text.contains("node-2\tnode-3\t15018-16383\n"), "{text}");
 }
 
+/// A Cassandra cluster file's token ownership: each listed token owns the
+/// tokens after the previous one, on the 64-bit circle (`token_point`).
+fn token_ownership(path: &str) -> Ownership {
+    let text = std::fs::read_to_string(path).expect("a cluster file");
+    let spec = ringwise::ClusterSpec::from_toml(&text).expect("it parses");
+    assert_eq!(
+        spec.layout.len(),
+        spec.nodes.len(),
+        "every node lists its tokens"
+    );
+    let mut arcs = Ownership::new();
+    for (name, given) in &spec.layout {
+        let ringwise::Given::Tokens(tokens) = given else {
+            panic!("{name}: tokens expected, got {given:?}")
+        };
+        for &t in tokens {
+            assert!(
+                arcs.insert(ringwise::token_point(t), name.clone())
+                    .is_none()
+            );
+        }
+    }
+    arcs
+}
+
+#[test]
+fn a_written_cassandra_cluster_keeps_its_tokens_and_the_streamed_ranges_rebuild_it() {
+    // Listed tokens (as nodetool ring shows them) for four nodes; a fifth
+    // joins with generated tokens, then the second leaves. Each --write
+    // lists every node's tokens (the old ones unchanged), and the plan's
+    // token ranges, streamed over the previous file's ownership, give
+    // exactly the written file's.
+    let dir = TempDir::create("plan-cassandra");
+    let mut text = String::from("algorithm = \"cassandra\"\n");
+    let mut state = 0x7E57_u64;
+    for name in names(4) {
+        let tokens: Vec<String> = (0..8)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (state as i64).to_string()
+            })
+            .collect();
+        text += &format!(
+            "\n[[nodes]]\nname = \"{name}\"\ntokens = [{}]\n",
+            tokens.join(", ")
+        );
+    }
+    let mut from = dir.write("c4.toml", &text);
+    for (step, change, node) in [("join", "--add", "node-4"), ("leave", "--remove", "node-1")] {
+        let written = dir.path().join(format!("{step}.toml"));
+        let written = written.to_str().expect("utf-8").to_owned();
+        let doc = json(&[
+            "--from", &from, change, node, "--ranges", "--write", &written,
+        ]);
+        assert_eq!(doc["method"], "arcs", "{step}");
+        let mut arcs = token_ownership(&from);
+        let target = token_ownership(&written);
+        let kept = |a: &Ownership| -> Vec<(u64, String)> {
+            a.iter()
+                .filter(|(_, n)| *n != node)
+                .map(|(p, n)| (*p, n.clone()))
+                .collect()
+        };
+        assert_eq!(
+            kept(&arcs),
+            kept(&target),
+            "{step}: the other nodes keep their tokens"
+        );
+        let ranges = doc["ranges"].as_array().expect("ranges");
+        assert!(!ranges.is_empty(), "{step}");
+        for r in ranges {
+            let token = |v: &Value| ringwise::token_point(v.as_i64().expect("a signed token"));
+            let name = |v: &Value| v.as_str().expect("a name").to_owned();
+            stream(
+                &mut arcs,
+                token(&r["start"]),
+                token(&r["end"]),
+                &name(&r["from"]),
+                &name(&r["to"]),
+            );
+        }
+        assert_eq!(
+            canonical(&arcs),
+            canonical(&target),
+            "{step}: streamed = written"
+        );
+        // The written file is the next plan's start: nothing moves to itself.
+        let same = json(&["--from", &written, "--to", &written]);
+        assert_eq!(f(&same["moved"]), 0.0, "{step}");
+        from = written;
+    }
+}
+
+#[test]
+fn a_sampled_plan_states_its_interval_wherever_it_shows_the_estimate() {
+    // Jump's moved fraction is an estimate (see ringwise::movement): the
+    // text's moved line and bytes, and the SVG's title, give the interval.
+    let dir = TempDir::create("plan-sampled");
+    let from = dir.write("jump.toml", &cluster("jump", &names(10)));
+    let doc = json(&["--from", &from, "--add", "node-10", "--data", "1TB"]);
+    assert_eq!(doc["method"], "sampled");
+    let interval = doc["interval"].as_array().expect("an interval");
+    let (low, high) = (f(&interval[0]), f(&interval[1]));
+    assert!(low < f(&doc["moved"]) && f(&doc["moved"]) < high);
+    assert!(low < 1.0 / 11.0 && 1.0 / 11.0 < high, "{low} {high}");
+    let svg = dir.path().join("jump.svg");
+    let svg = svg.to_str().expect("utf-8");
+    let args = [
+        "plan", "--from", &from, "--add", "node-10", "--data", "1TB", "--svg", svg,
+    ];
+    let out = ringwise(&args, b"");
+    assert_success(&out);
+    let text = stdout(&out);
+    let gb = |v: f64| format!("{:.1} GB", v * 1e12 / 1e9);
+    assert!(
+        text.contains(&format!("95% interval {} to {}", gb(low), gb(high))),
+        "{text}"
+    );
+    assert!(text.contains("estimated from the samples above"), "{text}");
+    let picture = std::fs::read_to_string(svg).expect("svg written");
+    let title = format!(
+        "(sampled, 95% interval {:.2}–{:.2}%)",
+        low * 100.0,
+        high * 100.0
+    );
+    assert!(picture.contains(&title), "{title} in the SVG");
+}
+
 #[test]
 fn every_algorithm_plans_and_says_how_exactly() {
     let dir = TempDir::create("plan-all");
@@ -191,6 +325,12 @@ fn every_algorithm_plans_and_says_how_exactly() {
         let picture = std::fs::read_to_string(svg).expect("svg written");
         assert!(
             picture.starts_with("<svg") && picture.contains("node-3"),
+            "{algorithm}"
+        );
+        // Maglev's 65,537 slots are wider than the strip: columns of 109.
+        assert_eq!(
+            picture.contains("one column per 109 slots"),
+            algorithm == "maglev",
             "{algorithm}"
         );
     }

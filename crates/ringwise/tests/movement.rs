@@ -1,12 +1,15 @@
 //! `ringwise::diff`: exact ranges checked against lookups of random hashes,
 //! exact slot tables against every slot, the sampled fallback's interval,
-//! and the seed article's storage example (3 TB, 10 → 11 nodes).
+//! the seed article's storage example (3 TB, 10 → 11 nodes), and plans
+//! applied to the old state (slot moves with `Slots::migrate`, Cassandra
+//! token ranges streamed over the old ownership) giving exactly the new.
 
 use ringwise::{
     Algorithm, AnyPlacement, Method, Movement, Node, Params, Placement, diff, diff_sampled,
 };
 
 use crate::support::owner_name;
+use crate::support::ownership::{Ownership, canonical, stream};
 use crate::support::rng::Rng;
 
 /// The range (and its pair) holding hash `h`, if any: a binary search over
@@ -324,5 +327,75 @@ fn a_slot_plan_applied_to_the_old_table_yields_the_new_one() {
         for slot in 0..16384u64 {
             assert_eq!(name(&applied, slot), name(&new, slot), "slot {slot}");
         }
+    }
+}
+
+/// A ring's own arcs: its points (the first entry at a value owns it).
+fn own_arcs(ring: &AnyPlacement) -> Ownership {
+    let view = ring.as_ring().expect("a ring");
+    let mut arcs = Ownership::new();
+    for (point, id) in view.points() {
+        let name = ring.nodes().name(id).expect("named");
+        arcs.entry(point).or_insert_with(|| name.to_owned());
+    }
+    arcs
+}
+
+#[test]
+fn a_cassandra_token_plan_applied_to_the_old_ownership_yields_the_new_one() {
+    // The streamed ranges ((start, end] in token space, donor → receiver),
+    // applied to the old ring's token ownership, give exactly the new
+    // ring's own arcs: for a join, a leave, a reweight (more generated
+    // tokens), a change of several nodes, and listed tokens moved by hand.
+    let params = Params {
+        hash: Algorithm::Cassandra.default_hash(),
+        vnodes: 16,
+        ..Params::DEFAULT
+    };
+    let nodes: Vec<Node> = (0..8).map(|i| Node::new(format!("cass-{i}"))).collect();
+    let build = |nodes: Vec<Node>| {
+        AnyPlacement::build(Algorithm::Cassandra, nodes, &params).expect("cassandra")
+    };
+    let old = build(nodes[..5].to_vec());
+    let mut targets = vec![
+        old.with_node(nodes[5].clone()).expect("join"),
+        old.without_node("cass-2").expect("leave"),
+        old.without_node("cass-0")
+            .and_then(|p| p.with_node(Node::new("cass-0").weight(3.0)))
+            .expect("reweight"),
+        build([&nodes[1..4], &nodes[5..]].concat()),
+    ];
+    // Listed tokens (as `nodetool ring` shows them): b's tokens move, c
+    // joins between a's, at the extremes of the token range.
+    let listed = |layout: &[(&str, &[i64])]| {
+        let mut given = ringwise::Layout::new();
+        for (name, tokens) in layout {
+            given.insert((*name).into(), ringwise::Given::Tokens(tokens.to_vec()));
+        }
+        let nodes = layout.iter().map(|(n, _)| Node::new(*n)).collect();
+        AnyPlacement::build_with(Algorithm::Cassandra, nodes, &params, &given).expect("tokens")
+    };
+    let hand_old = listed(&[("a", &[-10, 1 << 62]), ("b", &[1 << 40, i64::MAX])]);
+    let hand_new = listed(&[
+        ("a", &[-10, 1 << 62]),
+        ("b", &[i64::MIN, 3 << 60]),
+        ("c", &[-(1 << 61), 1 << 41]),
+    ]);
+    let mut pairs: Vec<(AnyPlacement, AnyPlacement)> =
+        targets.drain(..).map(|new| (old.clone(), new)).collect();
+    pairs.push((hand_old, hand_new));
+    for (case, (old, new)) in pairs.iter().enumerate() {
+        let m = diff(old, new);
+        assert_eq!(m.method, Method::Arcs, "case {case}");
+        assert!(!m.ranges.is_empty(), "case {case}: something streams");
+        let mut arcs = own_arcs(old);
+        for r in &m.ranges {
+            stream(&mut arcs, r.start, r.end, m.name(r.from), m.name(r.to));
+        }
+        assert_eq!(
+            canonical(&arcs),
+            canonical(&own_arcs(new)),
+            "case {case}: the streamed ownership is the new ring's"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! node sets, the totality checks every placement must pass, and child
 //! processes that cannot outlive a failing test (`support/process.rs`).
 
+pub mod ownership;
 pub mod process;
 pub mod redis;
 pub mod rng;

@@ -34,8 +34,17 @@ pub fn text(plan: &Plan, doc: &Value) -> String {
         percent(f(&doc["modulo_moved"]))
     );
     if let Some(total) = doc["data_bytes"].as_f64() {
+        // A sampled estimate's bytes carry its interval too.
+        let interval = match doc["interval"].as_array().map(Vec::as_slice) {
+            Some([low, high]) => format!(
+                ", 95% interval {} to {}",
+                bytes(total * f(low)),
+                bytes(total * f(high))
+            ),
+            _ => String::new(),
+        };
         out += &format!(
-            "data: {} spread like the keys: {} move ({} with hash % N)\n",
+            "data: {} spread like the keys: {} move{interval} ({} with hash % N)\n",
             bytes(total),
             bytes(f(&doc["moved_bytes"])),
             bytes(total * f(&doc["modulo_moved"]))
@@ -136,7 +145,11 @@ fn nodes(doc: &Value) -> String {
             b(&n["bytes_in"])
         );
     }
-    out += "(before, after: expected shares from the weights; gives, receives: of the key space)\n";
+    out += "(before, after: expected shares from the weights; gives, receives: of the key space";
+    out += match doc["exact"].as_bool() {
+        Some(false) => ", estimated from the samples above)\n",
+        _ => ")\n",
+    };
     out
 }
 

@@ -142,6 +142,56 @@ impl Connection {
     }
 }
 
+/// A whole reply, arrays included (`CLUSTER SLOTS`, `CLUSTER
+/// GETKEYSINSLOT`): each element as [`Connection::reply`] gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resp {
+    Text(String),
+    Array(Vec<Resp>),
+}
+
+impl Resp {
+    /// The text of a non-array reply.
+    pub fn text(&self) -> &str {
+        match self {
+            Resp::Text(text) => text,
+            Resp::Array(_) => panic!("an array where a single reply was expected: {self:?}"),
+        }
+    }
+
+    /// The elements of an array reply (none for a nil array).
+    pub fn items(&self) -> &[Resp] {
+        match self {
+            Resp::Array(items) => items,
+            Resp::Text(text) => panic!("{text:?} where an array was expected"),
+        }
+    }
+}
+
+impl Connection {
+    /// Sends one command and reads its whole reply, arrays included.
+    pub fn query(&mut self, args: &[&[u8]]) -> std::io::Result<Resp> {
+        self.stream.write_all(&encode(args))?;
+        self.value()
+    }
+
+    /// Reads one whole reply: an array's elements recursively.
+    pub fn value(&mut self) -> std::io::Result<Resp> {
+        // Only the type byte tells an array from a bulk string that
+        // starts with `*`: peek at it before `reply` reads the line.
+        let array = self.reader.fill_buf()?.first() == Some(&b'*');
+        let head = self.reply()?;
+        if !array {
+            return Ok(Resp::Text(head));
+        }
+        // `*-1` is a nil array.
+        let count = head[1..].parse::<i64>().expect("an array length");
+        let count = usize::try_from(count).unwrap_or(0);
+        let items = (0..count).map(|_| self.value()).collect::<Result<_, _>>()?;
+        Ok(Resp::Array(items))
+    }
+}
+
 /// A RESP array of bulk strings: binary-safe.
 pub fn encode(args: &[&[u8]]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", args.len()).into_bytes();
