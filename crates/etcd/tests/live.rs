@@ -538,17 +538,19 @@ fn user_and_password_are_passed_through() {
         let watcher = Watcher::start(&root, PREFIX, Options::default())
             .await
             .expect("watcher");
-        let node = Registrar::register(&root, PREFIX, "a", Member::default(), TTL)
-            .await
-            .expect("register");
-        converge(
-            &[watcher],
-            fingerprint_of(&["a".into()]),
-            Duration::from_secs(3),
-        )
-        .await;
-        node.shutdown().await.expect("revoke");
+        joins_and_leaves(&root, watcher).await;
     });
+}
+
+/// Over `connection`, a node registers, `watcher` sees it, and it leaves.
+async fn joins_and_leaves(connection: &Connection, watcher: Watcher) {
+    let node = Registrar::register(connection, PREFIX, "a", Member::default(), TTL)
+        .await
+        .expect("register");
+    let one = fingerprint_of(&["a".into()]);
+    converge(std::slice::from_ref(&watcher), one, Duration::from_secs(3)).await;
+    node.shutdown().await.expect("revoke");
+    converge(&[watcher], 0, Duration::from_secs(3)).await;
 }
 
 /// TLS on loopback: a CA and a server certificate for 127.0.0.1 made with
@@ -620,16 +622,7 @@ fn tls_with_the_ca_given() {
                 }
             }
         };
-        let node = Registrar::register(&secure, PREFIX, "a", Member::default(), TTL)
-            .await
-            .expect("register");
-        converge(
-            &[watcher],
-            fingerprint_of(&["a".into()]),
-            Duration::from_secs(3),
-        )
-        .await;
-        node.shutdown().await.expect("revoke");
+        joins_and_leaves(&secure, watcher).await;
         // Without the CA the server's certificate is not trusted.
         let mut untrusting = connection(&etcd.endpoints());
         untrusting.tls = Some(ringwise_etcd::Tls::default());
