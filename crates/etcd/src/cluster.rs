@@ -29,8 +29,8 @@ impl Cluster {
     /// config is bad (the caller keeps what it has). Cost: one build of
     /// the placement, O(N) for the members.
     pub(crate) fn from_contents(contents: &mut Contents) -> Result<Self, crate::Error> {
-        let (spec, members) = contents.spec()?;
-        let placement = spec.as_ref().map(ClusterSpec::build).transpose()?;
+        let (described, members) = contents.spec()?;
+        let (spec, placement) = described.unzip();
         Ok(Cluster {
             fingerprint: spec.as_ref().map_or(0, ClusterSpec::fingerprint),
             spec,

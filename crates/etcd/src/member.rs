@@ -100,6 +100,9 @@ impl Member {
     }
 }
 
+/// A validated description and the placement it builds.
+pub type Described = (ClusterSpec, ringwise::Keyed<ringwise::AnyPlacement>);
+
 /// One member as read at a revision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Listed {
@@ -186,10 +189,16 @@ impl Contents {
     /// the members it holds, in join order. A member the description
     /// refuses (a bad weight, a token another member holds) is left out
     /// and recorded in `skipped`; a bad config is an error (the caller
-    /// keeps its ring). Cost: one parse per member left out, so O(N) for a
-    /// valid cluster.
-    pub fn spec(&mut self) -> Result<(Option<ClusterSpec>, Vec<Listed>), Error> {
+    /// keeps its ring). The placement built to validate the description
+    /// comes with it, so nobody builds it twice. Cost: one parse and build
+    /// per member left out, so one for a valid cluster.
+    pub fn spec(&mut self) -> Result<(Option<Described>, Vec<Listed>), Error> {
         let config = self.config_table()?;
+        // A member refused last time (a token another member held) is
+        // judged again: it may fit now.
+        for key in self.members.keys() {
+            self.skipped.remove(key);
+        }
         let mut members: Vec<Listed> = self.members().into_iter().cloned().collect();
         loop {
             if members.is_empty() {
@@ -210,8 +219,8 @@ impl Contents {
                     key: "config".into(),
                     message: e.to_string(),
                 })?;
-                match ClusterSpec::from_toml(&text) {
-                    Ok(spec) => return Ok((Some(spec), members)),
+                match ClusterSpec::from_toml_built(&text) {
+                    Ok(described) => return Ok((Some(described), members)),
                     Err(e) => bad = Some((self.blame(&members, &text, &e)?, e.to_string())),
                 }
             }
