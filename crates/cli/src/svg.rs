@@ -221,6 +221,11 @@ fn moved_columns(out: &mut String, m: &ringwise::Movement, size: u64, y: f64) {
         y + 118.0,
         tallest * 100.0
     );
+    slot_labels(out, y, size);
+}
+
+/// "slot 0" and "slot N-1" under a strip drawn at `y`.
+fn slot_labels(out: &mut String, y: f64, size: u64) {
     let _ = writeln!(
         out,
         r##"<text x="20" y="{}" fill="#555">slot 0</text><text x="620" y="{}" text-anchor="end" fill="#555">slot {}</text>"##,
@@ -263,13 +268,7 @@ fn strip(
             width.max(min_width)
         );
     }
-    let _ = writeln!(
-        out,
-        r##"<text x="20" y="{}" fill="#555">slot 0</text><text x="620" y="{}" text-anchor="end" fill="#555">slot {}</text>"##,
-        y + 80.0,
-        y + 80.0,
-        size - 1
-    );
+    slot_labels(out, y, size);
 }
 
 /// Bars of `values` (fraction per node) with `marks` (expected) drawn as

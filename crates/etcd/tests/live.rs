@@ -43,6 +43,16 @@ async fn client(etcd: &Etcd) -> Client {
         .expect("connect")
 }
 
+/// `n` watchers of `PREFIX`, each with its own client.
+async fn watchers(conn: &Connection, n: usize) -> Vec<Watcher> {
+    let mut watchers = Vec::with_capacity(n);
+    for _ in 0..n {
+        let watcher = Watcher::start(conn, PREFIX, Options::default());
+        watchers.push(watcher.await.expect("watcher"));
+    }
+    watchers
+}
+
 /// The (revision, fingerprint) of every watcher.
 fn states(watchers: &[Watcher]) -> Vec<(u64, u64)> {
     watchers
@@ -223,15 +233,7 @@ fn five_watchers_converge_under_churn() {
     let etcd = Etcd::single();
     runtime().block_on(async {
         let conn = connection(&etcd.endpoints());
-        let mut watchers = Vec::new();
-        for _ in 0..5 {
-            watchers.push(
-                Watcher::start(&conn, PREFIX, Options::default())
-                    .await
-                    .expect("watcher"),
-            );
-        }
-        let watchers = Arc::new(watchers);
+        let watchers = Arc::new(watchers(&conn, 5).await);
         let seen: Arc<Mutex<BTreeMap<u64, u64>>> = Arc::default();
         let sampling = {
             let (watchers, seen) = (Arc::clone(&watchers), Arc::clone(&seen));
@@ -303,14 +305,7 @@ fn lookups_survive_etcd_down_and_watchers_reconverge() {
                 .await
                 .expect("put");
         }
-        let mut watchers = Vec::new();
-        for _ in 0..3 {
-            watchers.push(
-                Watcher::start(&conn, PREFIX, Options::default())
-                    .await
-                    .expect("watcher"),
-            );
-        }
+        let watchers = watchers(&conn, 3).await;
         converge(&watchers, fingerprint_of(&names), Duration::from_secs(2)).await;
         let keys: Vec<String> = (0..1000).map(|i| format!("key:{i}")).collect();
         let owners = |w: &Watcher| {
@@ -427,14 +422,7 @@ fn killing_the_leader_of_three_members() {
     let mut etcd = Etcd::cluster(3);
     runtime().block_on(async {
         let conn = connection(&etcd.endpoints());
-        let mut watchers = Vec::new();
-        for _ in 0..3 {
-            watchers.push(
-                Watcher::start(&conn, PREFIX, Options::default())
-                    .await
-                    .expect("watcher"),
-            );
-        }
+        let watchers = watchers(&conn, 3).await;
         let a = Registrar::register(&conn, PREFIX, "a", Member::default(), TTL)
             .await
             .expect("a");
