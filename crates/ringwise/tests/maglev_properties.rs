@@ -257,10 +257,11 @@ proptest! {
         prop_assert_eq!(out.len(), n.min(maglev.len()));
         prop_assert_eq!(out.iter().collect::<HashSet<_>>().len(), out.len());
         prop_assert!(out.iter().all(|&id| (id as usize) < maglev.len()));
-        // The documented order: distinct owners of Envoy's first 8n retry
-        // hashes, then the missing ids after the owner's.
+        // The documented order: distinct owners of Envoy's first 8·len
+        // retry hashes (len, not n, so that replicas(r) is a prefix of
+        // replicas(r + 1)), then the missing ids after the owner's.
         let mut expected: Vec<NodeId> = Vec::new();
-        for attempt in 0..8 * n as u64 {
+        for attempt in 0..8 * maglev.len() as u64 {
             let Some(id) = maglev.owner(hash ^ attempt.wrapping_neg()) else { break };
             if expected.len() < n && !expected.contains(&id) {
                 expected.push(id);
