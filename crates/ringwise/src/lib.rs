@@ -136,6 +136,7 @@
 //! value and says how to fix it; nothing panics on any input.
 
 mod algo;
+mod allocate;
 mod cluster;
 mod error;
 mod hash;
@@ -159,6 +160,7 @@ pub use algo::ring::{
 };
 pub use algo::slots::Slots;
 pub use algo::{Algorithm, AnyPlacement, Flavor, Given, Layout, Params};
+pub use allocate::{Allocator, Balance, MAX_ALLOCATED, MAX_ALLOCATION_REPLICAS, Relocation};
 pub use cluster::ClusterSpec;
 pub use error::Error;
 pub use hash::{
