@@ -29,9 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .split(',')
         .map(str::parse)
         .collect::<Result<_, _>>()?;
-    let allocator = Allocator::new(points)?
-        .replicas(replicas)?
-        .zones(zones > 0);
+    let allocator = Allocator::new(points)?.replicas(replicas)?.zones(zones > 0);
     let node = |i: usize| {
         let node = Node::new(format!("node-{i}")).weight(weights[i % weights.len()]);
         match zones {
@@ -40,15 +38,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let random = [16u32, 160, 1000];
-    println!("nodes\tallocated {points}\t{}\tallocation ms", random.map(|v| format!("random {v}")).join("\t"));
+    println!(
+        "nodes\tallocated {points}\t{}\tallocated min\tallocation ms",
+        random.map(|v| format!("random {v}")).join("\t")
+    );
     let mut ring: Ring<Explicit> = Ring::builder().scheme(Explicit).build()?;
-    let mut worst = 0.0f64;
+    let (mut worst, mut lowest) = (0.0f64, f64::INFINITY);
     for i in 0..nodes {
         let started = Instant::now();
         let chosen = allocator.allocate(&ring, &node(i))?;
         let took = started.elapsed().as_secs_f64() * 1e3;
         ring = ring.with_node_points(node(i), chosen)?;
-        let peak = allocator.balance(&ring).peak();
+        let balance = allocator.balance(&ring);
+        let peak = balance.peak();
+        let low = balance.low();
         let others = random.map(|v| {
             let ring = Ring::builder()
                 .hasher(StableHash::Xxh3)
@@ -60,9 +63,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         });
         if i + 1 >= 10 {
             worst = worst.max(peak);
+            lowest = lowest.min(low);
         }
-        println!("{}\t{peak:.3}\t{}\t{took:.2}", i + 1, others.join("\t"));
+        println!(
+            "{}\t{peak:.3}\t{}\t{low:.3}\t{took:.2}",
+            i + 1,
+            others.join("\t")
+        );
     }
-    println!("worst allocated peak/mean from 10 nodes on: {worst:.4}");
+    println!("worst allocated peak/mean from 10 nodes on: {worst:.4}, lowest min/mean {lowest:.4}");
     Ok(())
 }

@@ -261,6 +261,49 @@ impl AnyPlacement {
             _ => None,
         }
     }
+
+    /// True for the placements whose nodes' points can be given (a cluster
+    /// file's `points` or `tokens`): ring and cassandra. The other rings
+    /// make every point from the names.
+    pub fn keeps_points(&self) -> bool {
+        matches!(self, AnyPlacement::Ring(_) | AnyPlacement::Cassandra(_))
+    }
+
+    /// `node` joins at the ring positions `points` (e.g. from
+    /// [`crate::Allocator::allocate`]; a Cassandra token `t` is the
+    /// position [`crate::token_point`]`(t)`). Only where
+    /// [`AnyPlacement::keeps_points`]. O(P).
+    pub fn with_node_points(&self, node: Node, points: Vec<u64>) -> Result<Self, Error> {
+        match self {
+            AnyPlacement::Ring(r) => r.with_node_points(node, points).map(AnyPlacement::Ring),
+            AnyPlacement::Cassandra(r) => r
+                .with_node_points(node, points)
+                .map(AnyPlacement::Cassandra),
+            other => Err(Error::Unsupported {
+                algorithm: other.algorithm().name(),
+                operation: format!("give node {:?} chosen points", node.name),
+                reason: "only ring and cassandra keep each node's points (`points` or \
+                         `tokens` in a cluster file); this one makes every point from the \
+                         node names",
+            }),
+        }
+    }
+
+    /// The node `name` with its points replaced by `points` (weight and
+    /// zone kept): one point moved by [`crate::Allocator::rebalance`].
+    /// Only where [`AnyPlacement::keeps_points`]. O(P).
+    pub fn with_points_of(&self, name: &str, points: Vec<u64>) -> Result<Self, Error> {
+        let node = self
+            .nodes()
+            .id(name)
+            .and_then(|id| self.nodes().get(id))
+            .cloned()
+            .ok_or_else(|| Error::UnknownNode { name: name.into() })?;
+        if !self.keeps_points() {
+            return self.with_node_points(node, points);
+        }
+        self.without_node(name)?.with_node_points(node, points)
+    }
 }
 
 /// The first algorithm of the registry, the ring.

@@ -1,69 +1,87 @@
 //! Balanced point allocation: choose a joining node's points instead of
-//! hashing them, so that 16 points per node balance a ring as well as
-//! about 1,000 random ones.
+//! hashing them, so that 16 points per node balance a ring better than
+//! 1,000 random ones.
 //!
-//! Based on Cassandra's token allocation (CASSANDRA-7032, Branimir Lambov,
-//! Cassandra 3.0; `allocate_tokens_for_local_replication_factor` since
-//! 4.0; the `dht/tokenallocator` package), which showed that a few
-//! *chosen* tokens per node beat hundreds of random ones: random points
-//! leave each node's ownership spread by about `1/√V` for `V` points per
-//! node, while chosen points split the ranges that are too big.
+//! Based on Cassandra's token allocation (CASSANDRA-7032 by Branimir
+//! Lambov, Cassandra 3.0; `allocate_tokens_for_local_replication_factor`
+//! since 4.0; the `dht/tokenallocator` package, read for its ideas, none of
+//! its code): random points leave each node's ownership spread by about
+//! `1/√V` for `V` points per node, while chosen points split the ranges
+//! that are too big.
 //!
-//! How it works. The balance measure is `Σ (own_n − t_n)² / t_n` over the
-//! nodes, where `own_n` is the part of the circle node `n` holds a replica
-//! of (with `R` replicas, each hash counts for `R` nodes, found by the
-//! ring's own replica walk, zone-aware or not) and `t_n = R · w_n / W` is
-//! its weight's share. A joining node's points are placed one at a time,
-//! greedily: for every gap between two consecutive points, the change of
-//! the measure is a quadratic `A·s² + B·s + C` in `s`, how far into the gap
-//! the new point goes (the new point takes `s` of that range from its
-//! replicas; the ranges a few points before it change replicas by a
-//! constant), so the best `s` of each gap has a closed form, and the best
-//! gap wins (ties: the first gap in ring order). Two refinement passes then
-//! take each of the node's points out and put it back where it is best
-//! now. Every point lands strictly inside a gap, so no two points collide
-//! (Cassandra refuses shared tokens), and keys move only to the new node,
-//! like any join.
+//! How it works. With `R` replicas, a hash belongs to the `R` nodes of the
+//! ring's own replica walk (zone-aware or not), and the walk credits each
+//! range to the point where it met each replica: a node's *replicated
+//! ownership* is its points' credits. The measure, as in Cassandra, is
 //!
-//! Worked example (`R = 1`, equal weights, 10 nodes at exactly 10 %): the
-//! 11th node's target is 1/11 ≈ 9.09 %. Its first point goes into the
-//! largest range `L` of a node `o` with `e_o = own_o − t ≈ 0.91 %` to
-//! spare; the quadratic's best `s = (e_o + t) / 2 ≈ 5 %` is far beyond
-//! `L ≈ 0.6 %`, so it takes the whole range but one hash. The node's later
-//! points go where the spare is largest; as the node nears its target the
-//! best `s` falls inside the gap and the last points take parts of ranges.
+//! `Σ_nodes ((own_n − t_n) / c_n)² + Σ_points ((credit_p − t_n/c_n) / c_n)²`
+//!
+//! where `t_n = R · w_n / W` is the node's weight share of the `R` copies
+//! and `c_n` its point count. The node term balances nodes; the point term
+//! keeps every point's share near `t_n / c_n`, which keeps the ranges of
+//! even size so that later nodes find ranges worth splitting (without it,
+//! the first nodes end with twice their share at `R = 3`). A joining node
+//! of `T` points starts at its ideal ownership, its unplaced points
+//! counting as ideal, and its node term weighs `(placed + 1) / T`, so its
+//! first points are free to go where the others need them most.
+//!
+//! The points are placed one at a time, greedily: every gap is priced
+//! exactly (the new point takes part of that range from its replicas, and
+//! the walks of the few ranges before it that cross the gap change
+//! replicas), and the cheapest gap wins (ties: the first in ring order).
+//! Two refinement passes then take each new point out and put it back
+//! where it is cheapest now. The first `R` nodes, where every node holds
+//! every key, split the widest range again and again at a fraction between
+//! 0.553 and 0.628 drawn from a generator seeded by the point count (as
+//! Cassandra starts rings), the very first point at `xxh3(name)`. Every
+//! point lands strictly inside a gap, so no two points collide (Cassandra
+//! refuses shared tokens), and keys move only to the new node, like any
+//! join.
+//!
+//! Where in a gap. A new point takes the first two thirds of its gap
+//! (Cassandra splits at the middle). Measured by the growth experiment
+//! (`examples/allocation.rs`, 1 to 100 nodes of 16 points, worst peak/mean
+//! from 10 nodes on, `R = 1`): a half 1.148, 0.6 1.064, two thirds 1.040,
+//! 0.7 1.051; with `R = 3` all of them stay within 1.04. A node that takes
+//! two thirds leaves a third to the donor, so ranges keep varied sizes and
+//! the next joiners can take whole large ones.
+//!
+//! Worked example. Ring `a` at points 100 and 400 (two ranges: (400, 100]
+//! wrapping, and (100, 400] of 300 hashes), `R = 1`. Node `b` joining with
+//! one point prices both gaps: in (100, 400] its point is `100 + ⌊2·300/3⌋
+//! = 300`, taking 200 hashes from `a`; the wrapping gap is about 2^64 long
+//! and gives `b` two thirds of the circle, nearer its half. It wins.
 //!
 //! Leaves. A node that leaves gives each of its ranges to the next point's
 //! owner, which can leave a few nodes heavy. [`Allocator::rebalance`] moves
 //! at most `K` existing points, each time the one whose removal plus best
 //! re-insertion (for the same node) lowers the measure most; it stops
 //! early when no move helps. Unlike a join, these moves carry keys between
-//! the remaining nodes, and `ringwise plan` reports them.
+//! the remaining nodes; `ringwise plan` reports them.
 //!
 //! Cost: [`Allocator::allocate`] O(T · P · w · R) for `T` new points on a
 //! ring of `P` points, where `w` is the replica walk (about `R` points):
-//! T + 2·T placements, each pricing every gap, plus an O(P · w) recount
-//! after each (about 0.3 ms per node at 100 nodes of 16 points, see
-//! BENCHMARKS.md). [`Allocator::rebalance`] O(K · N · P · w · R).
+//! 3·T placements, each pricing every gap (no allocation), plus an O(P · w)
+//! recount after each (BENCHMARKS.md: milliseconds at 100 nodes of 16
+//! points). [`Allocator::rebalance`] O(K · N · P · w · R).
+//! [`Allocator::balance`] O(P · w).
 //!
 //! Quirks. The points are state: they must be stored and agreed on (the
 //! cluster file's `points = [...]`, Cassandra's `tokens`, etcd members),
 //! unlike hashed points any client recomputes from a name. The result
-//! depends on the ring it is computed from, so nodes must join one at a
-//! time against the current ring. With zone-aware replicas and `R` at
-//! least the number of zones, every zone holds one replica of each key, so
-//! zones of unequal total weight cannot all reach their share. With `R`
-//! at least the node count (every node holds everything) the measure is
-//! flat, and the allocator balances primary ownership (`R = 1`) instead.
-//! Pricing ignores replica walks that circle the whole ring (only while a
-//! zone has no point yet); the recount after each placement is exact.
+//! depends on the ring it is computed from, so nodes join one at a time
+//! against the current ring. With zone-aware replicas and `R` at least the
+//! number of zones, every zone holds one replica of each key, so zones of
+//! unequal total weight cannot all reach their share. Pricing ignores
+//! replica walks that circle the whole ring (only while a zone has no point
+//! yet); the recount after each placement is exact.
 
 mod model;
 
 use crate::algo::ring::{RingView, point_count};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::{Error, MAX_POINTS_CEILING};
-use model::Model;
+use model::{Model, Scratch};
 
 /// Most points an allocation places for one node.
 pub const MAX_ALLOCATED: u64 = 4096;
@@ -107,6 +125,15 @@ pub struct Balance {
 }
 
 impl Balance {
+    /// The smallest `share / expected`.
+    pub fn low(&self) -> f64 {
+        self.share
+            .iter()
+            .zip(&self.expected)
+            .map(|(s, e)| s / e)
+            .fold(f64::INFINITY, f64::min)
+    }
+
     /// The largest `share / expected`: 1.0 is perfect.
     pub fn peak(&self) -> f64 {
         self.share
@@ -175,22 +202,20 @@ impl Allocator {
             });
         }
         let (table, at) = ring.nodes().with(node.clone())?;
-        if ring.point_count() == 0 && std::env::var("RW_RAND").is_err() {
-            return Ok(evenly_spaced(count));
-        }
-        if table.len() <= self.replicas as usize && self.replicas > 1 && std::env::var("RW_RAND").is_ok() {
-            return Ok(hashed(node, count));
+        if ring.nodes().len() < self.replicas as usize || ring.point_count() == 0 {
+            return Ok(splits(ring, node, count));
         }
         let shift = |id: NodeId| id + u32::from(id >= at);
         let entries = ring.points().map(|(p, id)| (p, shift(id))).collect();
         let mut model = self.model(&table, entries);
-        model.joining = Some(at);
+        model.join(at, count as usize);
+        let mut scratch = Scratch::default();
         for _ in 0..count {
-            place(&mut model, at)?;
+            place(&mut model, at, &mut scratch)?;
         }
         for _ in 0..REFINE_PASSES {
             for k in 0..count as usize {
-                refine(&mut model, at, k);
+                refine(&mut model, at, k, &mut scratch);
             }
         }
         let mut points: Vec<u64> = model
@@ -210,8 +235,9 @@ impl Allocator {
     pub fn rebalance(&self, ring: &dyn RingView, moves: usize) -> Result<Vec<Relocation>, Error> {
         let mut model = self.model(ring.nodes(), ring.points().collect());
         let mut done = Vec::new();
+        let mut scratch = Scratch::default();
         for _ in 0..moves {
-            let Some(relocation) = relocate(&mut model) else {
+            let Some(relocation) = relocate(&mut model, &mut scratch) else {
                 break;
             };
             done.push(relocation);
@@ -225,7 +251,7 @@ impl Allocator {
         let want: f64 = model.target.iter().sum();
         Balance {
             replicas: want.round() as usize,
-            share: model.own.iter().map(|o| o / want).collect(),
+            share: model.owned().iter().map(|o| o / want).collect(),
             expected: model.target.iter().map(|t| t / want).collect(),
         }
     }
@@ -237,13 +263,7 @@ impl Allocator {
             true => ids.map(|id| table.zone_of(id)).collect(),
             false => ids.collect(),
         };
-        // Every node holding every key leaves nothing to balance but the
-        // primaries.
-        let replicas = match self.replicas as usize {
-            r if r >= table.len() => table.len().saturating_sub(1).max(1),
-            r => r,
-        };
-        Model::new(entries, &weights, groups, replicas)
+        Model::new(entries, &weights, groups, self.replicas as usize)
     }
 }
 
@@ -256,39 +276,72 @@ fn invalid(parameter: &'static str, value: impl ToString, expected: &'static str
     }
 }
 
-/// The first node's points: `count` equal arcs, each point in the middle
-/// of its arc's span `[k·2^64/T, (k+1)·2^64/T)`.
-fn evenly_spaced(count: u64) -> Vec<u64> {
-    let count = u128::from(count);
-    (0..count)
-        .map(|k| (((2 * k + 1) << 64) / (2 * count)) as u64)
-        .collect()
+/// Points for the first `R` nodes, where every node holds every key and
+/// there is nothing to balance yet: split the largest range again and
+/// again, each time at a fraction between 0.553 (1 − 1/√5) and 0.628 of it,
+/// drawn from a generator seeded with the number of points. Cassandra
+/// starts its rings this way: ranges of varied sizes let later allocations
+/// keep the balance at any node count, where equal ranges would leave the
+/// first nodes with too much. The very first point is `xxh3(name)`.
+fn splits(ring: &dyn RingView, node: &Node, count: u64) -> Vec<u64> {
+    use crate::hash::{KeyHasher, StableHash};
+    let mut points: Vec<u64> = ring.points().map(|(p, _)| p).collect();
+    let mut chosen = Vec::with_capacity(count as usize);
+    let mut seed = points.len() as u64;
+    if points.is_empty() {
+        let first = StableHash::Xxh3.hash(node.name.as_bytes());
+        points.push(first);
+        chosen.push(first);
+    }
+    while (chosen.len() as u64) < count {
+        let p = points.len();
+        let span = |i: usize| match p {
+            1 => 1u128 << 64,
+            _ => u128::from(points[i].wrapping_sub(points[(i + p - 1) % p])),
+        };
+        let widest = (0..p)
+            .max_by(|&a, &b| span(a).cmp(&span(b)).then(b.cmp(&a)))
+            .unwrap_or(0);
+        let fraction = 0.5528 + 0.075 * unit(&mut seed);
+        let offset = ((span(widest) as f64 * fraction) as u128)
+            .clamp(1, span(widest).saturating_sub(1).max(1)) as u64;
+        let point = points[(widest + p - 1) % p].wrapping_add(offset);
+        if points.binary_search(&point).is_ok() {
+            break; // a ring too full to split: fewer points
+        }
+        points.insert(points.partition_point(|&q| q < point), point);
+        chosen.push(point);
+    }
+    chosen.sort_unstable();
+    chosen
 }
 
-/// Hashed points `xxh3("name#i")`, for the first `R` nodes.
-fn hashed(node: &Node, count: u64) -> Vec<u64> {
-    use crate::hash::{KeyHasher, StableHash};
-    let mut points: Vec<u64> = (0..count).map(|i| StableHash::Xxh3.hash(format!("{}#{i}", node.name).as_bytes())).collect();
-    points.sort_unstable();
-    points.dedup();
-    points
+/// A SplitMix64 draw in [0, 1).
+fn unit(state: &mut u64) -> f64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// One point for `node` at the best gap.
-fn place(model: &mut Model, node: NodeId) -> Result<(), Error> {
-    let offer = model.best_insert(node).ok_or(Error::InvalidParameter {
-        algorithm: "allocator",
-        parameter: "points",
-        value: model.len().to_string(),
-        expected: "a ring with a free hash between two points",
-    })?;
+fn place(model: &mut Model, node: NodeId, scratch: &mut Scratch) -> Result<(), Error> {
+    let offer = model
+        .best_insert(node, scratch)
+        .ok_or(Error::InvalidParameter {
+            algorithm: "allocator",
+            parameter: "points",
+            value: model.len().to_string(),
+            expected: "a ring with a free hash between two points",
+        })?;
     model.insert(offer.point, node);
     Ok(())
 }
 
 /// Takes `node`'s `k`-th point out and puts it back where it is best now,
 /// if that lowers the measure.
-fn refine(model: &mut Model, node: NodeId, k: usize) {
+fn refine(model: &mut Model, node: NodeId, k: usize, scratch: &mut Scratch) {
     let Some(index) = model
         .owners
         .iter()
@@ -301,7 +354,7 @@ fn refine(model: &mut Model, node: NodeId, k: usize) {
     };
     let mut trial = model.clone();
     trial.remove(index);
-    if let Some(offer) = trial.best_insert(node) {
+    if let Some(offer) = trial.best_insert(node, scratch) {
         trial.insert(offer.point, node);
         if trial.objective() < model.objective() - EPSILON {
             *model = trial;
@@ -311,21 +364,21 @@ fn refine(model: &mut Model, node: NodeId, k: usize) {
 
 /// The best single move of an existing point, applied; `None` when none
 /// lowers the measure.
-fn relocate(model: &mut Model) -> Option<Relocation> {
+fn relocate(model: &mut Model, scratch: &mut Scratch) -> Option<Relocation> {
     let offers: Vec<_> = (0..model.target.len() as NodeId)
-        .map(|n| model.best_insert(n))
+        .map(|n| model.best_insert(n, scratch))
         .collect();
     let (index, _) = (0..model.len())
         .filter_map(|q| {
             let offer = offers[model.owners[q] as usize]?;
-            Some((q, model.remove_cost(q) + offer.delta))
+            Some((q, model.remove_cost(q, scratch) + offer.delta))
         })
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .filter(|&(_, delta)| delta < -EPSILON)?;
     let (node, from) = (model.owners[index], model.points[index]);
     let mut trial = model.clone();
     trial.remove(index);
-    let offer = trial.best_insert(node)?;
+    let offer = trial.best_insert(node, scratch)?;
     trial.insert(offer.point, node);
     if trial.objective() >= model.objective() - EPSILON {
         return None;
@@ -336,57 +389,4 @@ fn relocate(model: &mut Model) -> Option<Relocation> {
         from,
         to: offer.point,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::placement::Placement;
-    use crate::{Explicit, Ring};
-
-    /// The model's replicated ownership equals the ring's own replica
-    /// lists, read at every point (each range's replicas are those of the
-    /// hash at its end).
-    fn check_model(ring: &Ring<Explicit>, replicas: u32, zones: bool) {
-        let allocator = Allocator::new(16).unwrap().replicas(replicas).unwrap().zones(zones);
-        let balance = allocator.balance(ring);
-        let n = ring.nodes().len();
-        let want = (replicas as usize).min(n);
-        let mut own = vec![0.0; n];
-        let points: Vec<(u64, NodeId)> = ring.iter().collect();
-        let mut out = Vec::new();
-        for (i, &(p, _)) in points.iter().enumerate() {
-            let before = points[(i + points.len() - 1) % points.len()].0;
-            let len = if points.len() == 1 { 1u128 << 64 } else { u128::from(p.wrapping_sub(before)) };
-            if zones {
-                ring.zoned_replicas_into(p, want, &mut out);
-            } else {
-                ring.replicas_into(p, want, &mut out);
-            }
-            for &id in &out {
-                own[id as usize] += len as f64 / 18_446_744_073_709_551_616.0 / want as f64;
-            }
-        }
-        let effective = if replicas as usize >= n { 1 } else { want };
-        if effective == want {
-            for id in 0..n {
-                assert!((own[id] - balance.share[id]).abs() < 1e-9, "node {id}: {} vs {}", own[id], balance.share[id]);
-            }
-        }
-    }
-
-    #[test]
-    fn the_model_counts_replicas_as_the_ring_does() {
-        let allocator = Allocator::new(4).unwrap().replicas(3).unwrap();
-        let mut ring: Ring<Explicit> = Ring::builder().scheme(Explicit).build().unwrap();
-        for i in 0..12 {
-            let node = Node::new(format!("n{i}")).zone(format!("z{}", i % 3));
-            let points = allocator.allocate(&ring, &node).unwrap();
-            ring = ring.with_node_points(node, points).unwrap();
-            for r in 1..=4 {
-                check_model(&ring, r, false);
-                check_model(&ring, r, true);
-            }
-        }
-    }
 }

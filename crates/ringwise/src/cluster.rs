@@ -36,6 +36,7 @@
 //! keys are errors (a typo like `vnode = 100` must not silently mean 160).
 
 use crate::Error;
+use crate::algo::ring::{Members, PointScheme, Ring};
 use crate::algo::{Algorithm, AnyPlacement, Given, Layout, Params};
 use crate::hash::{SLOT_COUNT, point_token};
 use crate::layers::{HashTag, Keyed};
@@ -174,9 +175,11 @@ impl ClusterSpec {
     /// membership changes), with the state it needs to be rebuilt exactly
     /// from a file: every node's slot ranges for `slots` (a grown table is
     /// not the balanced layout of its nodes), every token for `cassandra`,
-    /// the bucket (join) order for `jump`, the listed points of the nodes
-    /// that still have them for `ring`. Nodes keep their listed order; new
-    /// ones follow in the snapshot's order. O(P + N), or O(16384) for slots.
+    /// the bucket (join) order for `jump`, for `ring` the points of every
+    /// node whose points are not the generated ones (listed in the file,
+    /// allocated, moved). Nodes keep their listed order; new ones follow in
+    /// the snapshot's order. O(P + N) (a ring hashes its P points once),
+    /// or O(16384) for slots.
     ///
     /// Refuses a memento snapshot with removed buckets: a cluster file has
     /// no way to say which buckets were removed, and rebuilding its nodes
@@ -209,6 +212,7 @@ impl ClusterSpec {
                 listed = names_of(&nodes, m.buckets().iter().copied().flatten());
             }
             AnyPlacement::Slots(_) => layout = slot_layout(placement),
+            AnyPlacement::Ring(ring) => layout = given_points(ring)?,
             AnyPlacement::Cassandra(ring) => {
                 layout.clear();
                 for (point, id) in ring.iter() {
@@ -235,6 +239,34 @@ impl ClusterSpec {
             ..self.clone()
         })
     }
+}
+
+/// A ring's nodes whose points are not the ones the seed recipe makes
+/// (given in a file, allocated, or moved by a rebalance), with their
+/// points in ring order. O(P) hashes.
+fn given_points(ring: &Ring) -> Result<Layout, Error> {
+    let nodes = ring.nodes();
+    let mut held: Vec<Vec<u64>> = vec![Vec::new(); nodes.len()];
+    for (point, id) in ring.iter() {
+        held[id as usize].push(point);
+    }
+    let listed: Vec<u32> = (0..nodes.len() as u32).collect();
+    let members = Members {
+        nodes,
+        listed: &listed,
+    };
+    let counts = ring.scheme().counts(&members)?;
+    let mut layout = Layout::new();
+    let mut made = Vec::new();
+    for ((node, points), count) in nodes.iter().zip(held).zip(counts) {
+        made.clear();
+        ring.scheme().points(node, count, &mut made)?;
+        made.sort_unstable();
+        if made != points {
+            layout.insert(node.name.clone(), Given::Points(points));
+        }
+    }
+    Ok(layout)
 }
 
 /// The names of `ids`, in order.

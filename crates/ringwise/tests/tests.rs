@@ -19,6 +19,7 @@
 
 mod support;
 
+mod allocate;
 mod article;
 mod bounded;
 mod cassandra_peer;

@@ -1,23 +1,29 @@
-//! The allocator's working copy of a ring: the points in ring order, their
-//! owners, each range's replica set and every node's replicated ownership,
-//! and the price of an edit (one point inserted into a gap, or one point
-//! removed) computed without applying it.
+//! The allocator's working copy of a ring: points in ring order, their
+//! owners, each range's replicas (and which point of each replica the walk
+//! met), every point's and every node's replicated ownership, and the price
+//! of an edit (a point inserted into a gap, or removed) without applying
+//! it.
 //!
 //! Ranges and walks. Range `i` is `(points[i-1], points[i]]` (range 0
 //! wraps), and every hash in it has the same replicas: the walk that starts
 //! at point `i` and collects nodes clockwise by the ring's own rule
 //! ([`crate::Ring::zoned_replicas_into`]; without zones every node is its
-//! own group, and the rule is the plain distinct-node walk). An edit at
-//! gap `g` (before point `g`) changes the replicas of the ranges whose walk
-//! crosses that gap: the ranges `j` with `(g − j) mod P < reach[j]`, a
-//! handful of ranges before `g` (about `R` of them). The edited ranges are
-//! walked again over a virtual sequence with the point inserted or skipped.
+//! own group, and the rule is the plain distinct-node walk). The point at
+//! which the walk meets a replica is credited with the range: a point's
+//! credit is the part of the circle its node replicates because of it.
+//! An edit at gap `g` (before point `g`) changes the walks that cross that
+//! gap: the ranges `j` with `(g − j) mod P < reach[j]`, about `R` ranges
+//! before `g`. Those are walked again over the edited sequence.
 //!
-//! Units: ownership is a fraction of the circle (`len / 2^64`); a node's
-//! replicated ownership sums to `want = min(R, N)` over all nodes.
+//! Units: fractions of the circle (`len / 2^64`); replicated ownership sums
+//! to `want = min(R, N)` over the nodes.
 
-/// An edit of the ring, priced by [`Model::insert_cost`] or
-/// [`Model::remove_cost`].
+/// The position of the inserted point in a priced edit's attributions.
+const NEW: u32 = u32::MAX;
+
+/// 2^64 as a float: fractions of the circle.
+const CIRCLE: f64 = 18_446_744_073_709_551_616.0;
+
 #[derive(Debug, Clone, Copy)]
 enum Edit {
     /// `node` gets a point inside gap `gap` (before point `gap`).
@@ -26,7 +32,16 @@ enum Edit {
     Remove { index: usize },
 }
 
-/// A priced insertion: where in the gap, and the objective's change.
+/// Buffers reused by every priced edit, so that pricing allocates nothing.
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    moves: Vec<(u32, u32, f64)>,
+    walk: Vec<(u32, u32)>,
+    nodes: Vec<(u32, f64)>,
+    points: Vec<(u32, u32, f64)>,
+}
+
+/// A priced insertion: the point, and the measure's change.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Offer {
     pub point: u64,
@@ -39,26 +54,30 @@ pub(super) struct Model {
     pub owners: Vec<u32>,
     /// Per node: the class the walk keeps distinct (zone, or the node).
     group: Vec<u32>,
-    /// Replicas per hash: `min(R, N)`.
     want: usize,
     /// How many groups the walk first takes one node from each of.
     distinct: usize,
-    /// Per node: replicated ownership it should have (weight share × want).
+    /// Per node: the replicated ownership its weight asks for.
     pub target: Vec<f64>,
-    /// Per node: replicated ownership it has.
+    /// Per node: replicated ownership, and points held (the joining node
+    /// counts the points it will hold).
     pub own: Vec<f64>,
-    /// The joining node: no cost while under its target.
-    pub joining: Option<u32>,
-    /// Range `i`'s replicas: `sets[i * want..][..len[i]]`.
-    sets: Vec<u32>,
-    set_len: Vec<u8>,
+    count: Vec<f64>,
+    /// Per point: the replicated ownership credited to it.
+    credit: Vec<f64>,
+    /// The joining node and its point count: the points not placed yet
+    /// count as ideal.
+    joining: Option<(u32, usize)>,
+    /// The joining node's points placed so far.
+    placed: usize,
+    /// Range `i`'s replicas with the point that brought each:
+    /// `walks[i * want..][..walk_len[i]]`.
+    walks: Vec<(u32, u32)>,
+    walk_len: Vec<u8>,
     /// Points visited by range `i`'s walk.
     reach: Vec<u32>,
     max_reach: usize,
 }
-
-/// 2^64 as a float: fractions of the circle.
-const CIRCLE: f64 = 18_446_744_073_709_551_616.0;
 
 impl Model {
     /// A model of `entries` (ring order) over nodes of `weights` and
@@ -75,7 +94,7 @@ impl Model {
         distinct_groups.sort_unstable();
         distinct_groups.dedup();
         let total: f64 = weights.iter().sum();
-        let (points, owners) = entries.into_iter().unzip();
+        let (points, owners): (Vec<u64>, Vec<u32>) = entries.into_iter().unzip();
         let mut model = Model {
             points,
             owners,
@@ -84,9 +103,12 @@ impl Model {
             distinct: want.min(distinct_groups.len()),
             target: weights.iter().map(|w| want as f64 * w / total).collect(),
             own: vec![0.0; nodes],
+            count: vec![0.0; nodes],
+            credit: Vec::new(),
             joining: None,
-            sets: Vec::new(),
-            set_len: Vec::new(),
+            placed: 0,
+            walks: Vec::new(),
+            walk_len: Vec::new(),
             reach: Vec::new(),
             max_reach: 0,
         };
@@ -94,14 +116,14 @@ impl Model {
         model
     }
 
-    pub fn len(&self) -> usize {
-        self.points.len()
+    /// `node` joins with `points` points in all, none placed yet.
+    pub fn join(&mut self, node: u32, points: usize) {
+        self.joining = Some((node, points));
+        self.refresh();
     }
 
-    /// Range `i`'s length as a fraction of the circle; a lone point owns
-    /// it all.
-    pub fn length(&self, i: usize) -> f64 {
-        self.span(i) as f64 / CIRCLE
+    pub fn len(&self) -> usize {
+        self.points.len()
     }
 
     /// Range `i`'s length in hashes (2^64 for a lone point).
@@ -114,44 +136,58 @@ impl Model {
         u128::from(self.points[i].wrapping_sub(before))
     }
 
-    /// Recomputes every walk and the ownership. O(P · walk).
+    fn length(&self, i: usize) -> f64 {
+        self.span(i) as f64 / CIRCLE
+    }
+
+    /// Recomputes every walk, credit and ownership. O(P · walk).
     pub fn refresh(&mut self) {
         let p = self.len();
         let want = self.want;
-        self.sets = vec![0; p * want];
-        self.set_len = vec![0; p];
+        self.walks = vec![(0, 0); p * want];
+        self.walk_len = vec![0; p];
         self.reach = vec![0; p];
+        self.credit = vec![0.0; p];
         self.own.iter_mut().for_each(|o| *o = 0.0);
-        let mut set = Vec::with_capacity(want);
+        self.count.iter_mut().for_each(|c| *c = 0.0);
+        for &o in &self.owners {
+            self.count[o as usize] += 1.0;
+        }
+        if let Some((node, points)) = self.joining {
+            self.placed = self.count[node as usize] as usize;
+            self.count[node as usize] = points as f64;
+        }
+        let mut walk = Vec::with_capacity(want);
         for i in 0..p {
-            let reach = self.walk(None, i, &mut set);
-            self.sets[i * want..][..set.len()].copy_from_slice(&set);
-            self.set_len[i] = set.len() as u8;
-            self.reach[i] = reach as u32;
+            self.reach[i] = self.walk(None, i, &mut walk) as u32;
+            self.walks[i * want..][..walk.len()].copy_from_slice(&walk);
+            self.walk_len[i] = walk.len() as u8;
             let length = self.length(i);
-            for &n in &set {
+            for &(n, at) in &walk {
                 self.own[n as usize] += length;
+                self.credit[at as usize] += length;
             }
         }
         self.max_reach = self.reach.iter().copied().max().unwrap_or(0) as usize;
     }
 
-    fn set(&self, i: usize) -> &[u32] {
-        &self.sets[i * self.want..][..usize::from(self.set_len[i])]
+    fn walk_of(&self, i: usize) -> &[(u32, u32)] {
+        &self.walks[i * self.want..][..usize::from(self.walk_len[i])]
     }
 
-    /// The owner at position `v` of the sequence as `edit` leaves it, and
-    /// that sequence's length.
-    fn owner_at(&self, edit: Option<Edit>, v: usize) -> u32 {
-        match edit {
-            None => self.owners[v],
+    /// The owner at position `v` of the edited sequence, and the point
+    /// there (an index of the unedited one, or [`NEW`]).
+    fn at(&self, edit: Option<Edit>, v: usize) -> (u32, u32) {
+        let real = match edit {
+            None => v,
             Some(Edit::Insert { gap, node }) => match v.cmp(&gap) {
-                std::cmp::Ordering::Less => self.owners[v],
-                std::cmp::Ordering::Equal => node,
-                std::cmp::Ordering::Greater => self.owners[v - 1],
+                std::cmp::Ordering::Less => v,
+                std::cmp::Ordering::Equal => return (node, NEW),
+                std::cmp::Ordering::Greater => v - 1,
             },
-            Some(Edit::Remove { index }) => self.owners[v + usize::from(v >= index)],
-        }
+            Some(Edit::Remove { index }) => v + usize::from(v >= index),
+        };
+        (self.owners[real], real as u32)
     }
 
     fn len_after(&self, edit: Option<Edit>) -> usize {
@@ -162,11 +198,11 @@ impl Model {
         }
     }
 
-    /// The replicas of the walk from position `start` of the edited
-    /// sequence, by the ring's rule: first one node per unused group up to
-    /// `distinct`, then any unused node, both clockwise from `start`.
-    /// Returns the number of points visited.
-    fn walk(&self, edit: Option<Edit>, start: usize, out: &mut Vec<u32>) -> usize {
+    /// The replicas (with the point that brought each) of the walk from
+    /// position `start` of the edited sequence, by the ring's rule: first
+    /// one node per unused group up to `distinct`, then any unused node,
+    /// both clockwise from `start`. Returns the points visited.
+    fn walk(&self, edit: Option<Edit>, start: usize, out: &mut Vec<(u32, u32)>) -> usize {
         out.clear();
         let len = self.len_after(edit);
         let mut visited = 0;
@@ -175,12 +211,10 @@ impl Model {
                 break;
             }
             visited = step + 1;
-            let node = self.owner_at(edit, (start + step) % len);
-            if !out
-                .iter()
-                .any(|&o| self.group[o as usize] == self.group[node as usize])
-            {
-                out.push(node);
+            let (node, at) = self.at(edit, (start + step) % len);
+            let group = self.group[node as usize];
+            if !out.iter().any(|&(o, _)| self.group[o as usize] == group) {
+                out.push((node, at));
             }
         }
         for step in 0..len {
@@ -188,9 +222,9 @@ impl Model {
                 break;
             }
             visited = visited.max(step + 1);
-            let node = self.owner_at(edit, (start + step) % len);
-            if !out.contains(&node) {
-                out.push(node);
+            let (node, at) = self.at(edit, (start + step) % len);
+            if !out.iter().any(|&(o, _)| o == node) {
+                out.push((node, at));
             }
         }
         visited
@@ -205,134 +239,156 @@ impl Model {
             .map(|(j, _)| j)
     }
 
-    /// Folds constant changes `c` and split changes `d` (`+1` gains the
-    /// split, `−1` loses it) into one `(node, c, d)` per touched node.
-    fn touched(constant: &[(u32, f64)], split: &[(u32, f64)]) -> Vec<(u32, f64, f64)> {
-        let mut touched: Vec<(u32, f64, f64)> = Vec::new();
-        for &(n, c) in constant {
-            match touched.iter_mut().find(|t| t.0 == n) {
-                Some(t) => t.1 += c,
-                None => touched.push((n, c, 0.0)),
-            }
-        }
-        for &(n, d) in split {
-            match touched.iter_mut().find(|t| t.0 == n) {
-                Some(t) => t.2 += d,
-                None => touched.push((n, 0.0, d)),
-            }
-        }
-        touched
-    }
-
-    /// The split `s` that minimizes `Σ (own + c + d·s − t)² / t`, the
-    /// quadratic `A·s² + B·s + C` with `A = Σ d²/t`, `B = Σ 2d(e + c)/t`
-    /// (`e = own − t`); `None` when no node's share depends on `s`.
-    fn best_split(&self, touched: &[(u32, f64, f64)]) -> Option<f64> {
-        let (mut a, mut b) = (0.0, 0.0);
-        for &(n, c, d) in touched {
-            let t = self.target[n as usize];
-            a += d * d / t;
-            b += 2.0 * d * (self.own[n as usize] - t + c) / t;
-        }
-        (a > 0.0).then(|| -b / (2.0 * a))
-    }
-
-    /// The measure's change for a split `s`.
-    fn delta(&self, touched: &[(u32, f64, f64)], s: f64) -> f64 {
-        touched
-            .iter()
-            .map(|&(n, c, d)| {
-                let t = self.target[n as usize];
-                let own = self.own[n as usize];
-                t * (self.cost(n, (own + c + d * s) / t) - self.cost(n, own / t))
-            })
-            .sum()
-    }
-
-    /// Replica changes of the ranges `edit` re-walks: `(node, ±length)`.
-    fn rewalked(&self, edit: Edit, at: usize, out: &mut Vec<(u32, f64)>) {
-        let mut set = Vec::with_capacity(self.want);
+    /// Credits moved by re-walking the ranges that cross the edit at `at`,
+    /// appended to `scratch.moves` as `(node, point, ±length)`.
+    fn rewalked(&self, edit: Edit, at: usize, scratch: &mut Scratch) {
         for j in self.crossing(at) {
             let shifted = match edit {
                 Edit::Insert { gap, .. } => j + usize::from(j >= gap),
                 Edit::Remove { index } => j - usize::from(j > index),
             };
-            self.walk(Some(edit), shifted, &mut set);
+            self.walk(Some(edit), shifted, &mut scratch.walk);
             let length = self.length(j);
-            out.extend(self.set(j).iter().map(|&n| (n, -length)));
-            out.extend(set.iter().map(|&n| (n, length)));
+            let old = self.walk_of(j).iter().map(|&(n, p)| (n, p, -length));
+            scratch.moves.extend(old);
+            let new = scratch.walk.iter().map(|&(n, p)| (n, p, length));
+            scratch.moves.extend(new);
         }
     }
 
-    /// The best point for `node` inside gap `g`, or `None` when the gap has
-    /// no free hash (length below 2). O(walk · R).
-    pub fn insert_cost(&self, g: usize, node: u32) -> Option<Offer> {
+    /// The measure: for every node, `((own − target) / count)²`, and for
+    /// every point, `((credit − target/count) / count)²` (Cassandra's token
+    /// allocation measure, with weights in the targets). The joining node
+    /// counts the points it has not placed as ideal, and its node term
+    /// grows with the points placed.
+    fn node_cost(&self, n: u32, own: f64) -> f64 {
+        let (count, target) = (self.count[n as usize], self.target[n as usize]);
+        match self.joining {
+            Some((m, points)) if m == n => {
+                // Cassandra starts the new node at its ideal ownership and
+                // lets each placed point change it by (credit − ideal
+                // share); the weight (placed + 1)/T frees the first points.
+                let placed = self.placed.min(points);
+                let ideal = (points - placed) as f64 * target / count;
+                let e = (own + ideal - target) / count;
+                e * e * (placed + 1).min(points) as f64 / points as f64
+            }
+            _ => {
+                let e = (own - target) / count.max(1.0);
+                e * e
+            }
+        }
+    }
+
+    fn point_cost(&self, n: u32, credit: f64) -> f64 {
+        let count = self.count[n as usize].max(1.0);
+        let e = (credit - self.target[n as usize] / count) / count;
+        e * e
+    }
+
+    /// The measure's change for the credits in `scratch.moves`, plus
+    /// `shift` of one node's ownership; a point `gone` drops its term.
+    fn delta(&self, scratch: &mut Scratch, shift: Option<(u32, f64)>, gone: Option<u32>) -> f64 {
+        let Scratch {
+            moves,
+            nodes,
+            points,
+            ..
+        } = scratch;
+        nodes.clear();
+        nodes.extend(shift);
+        points.clear();
+        for &(n, p, amount) in moves.iter() {
+            match nodes.iter_mut().find(|t| t.0 == n) {
+                Some(t) => t.1 += amount,
+                None => nodes.push((n, amount)),
+            }
+            match points.iter_mut().find(|t| t.1 == p) {
+                Some(t) => t.2 += amount,
+                None => points.push((n, p, amount)),
+            }
+        }
+        let mut delta = 0.0;
+        for &(n, d) in nodes.iter() {
+            let own = self.own[n as usize];
+            delta += self.node_cost(n, own + d) - self.node_cost(n, own);
+        }
+        for &(n, p, d) in points.iter() {
+            delta += match p {
+                NEW => self.point_cost(n, d),
+                p if Some(p) == gone => -self.point_cost(n, self.credit[p as usize]),
+                p => {
+                    let credit = self.credit[p as usize];
+                    self.point_cost(n, credit + d) - self.point_cost(n, credit)
+                }
+            };
+        }
+        delta
+    }
+
+    /// `node`'s point two thirds into gap `g` and its price, or `None`
+    /// when the gap has no free hash. O(walk · R), no allocation.
+    pub fn insert_cost(&self, g: usize, node: u32, scratch: &mut Scratch) -> Option<Offer> {
         let span = self.span(g);
         if span < 2 {
             return None;
         }
         let edit = Edit::Insert { gap: g, node };
-        let mut constant = Vec::new();
-        self.rewalked(edit, g, &mut constant);
-        // The new point's range (a, x] takes `s` of range g from its
-        // replicas to the walk that starts at the new point.
-        let mut fresh = Vec::with_capacity(self.want);
-        self.walk(Some(edit), g, &mut fresh);
-        let mut split: Vec<(u32, f64)> = self.set(g).iter().map(|&n| (n, -1.0)).collect();
-        split.extend(fresh.iter().map(|&n| (n, 1.0)));
-        let touched = Self::touched(&constant, &split);
-        // Worked example, R = 1, equal targets t: the gap's owner o is
-        // e_o over its target, the new node e_m (negative). The quadratic
-        // is smallest at s = (e_o − e_m)/2, where both end equally far
-        // from their targets; clamped to the gap.
-        let lo = 1.0 / CIRCLE;
-        let hi = match std::env::var("RW_HALF").ok().and_then(|v| v.parse::<f64>().ok()) { Some(f) => ((span as f64 * f).max(1.0)) / CIRCLE, None => (span - 1) as f64 / CIRCLE };
-        let mut candidates = vec![hi];
-        if let Some(s) = self.best_split(&touched) {
-            candidates.push(s.clamp(lo, hi));
+        scratch.moves.clear();
+        self.rewalked(edit, g, scratch);
+        // The new point takes the first two thirds of the gap, (a, x] with
+        // x = a + ⌊2·len/3⌋, from range g's replicas to the walk from x
+        // (why two thirds: the module docs of `allocate`).
+        let offset = ((span * 2 / 3) as u64).max(1);
+        let s = offset as f64 / CIRCLE;
+        let old = self.walk_of(g).iter().map(|&(n, p)| (n, p, -s));
+        scratch.moves.extend(old);
+        self.walk(Some(edit), g, &mut scratch.walk);
+        for i in 0..scratch.walk.len() {
+            let (n, p) = scratch.walk[i];
+            scratch.moves.push((n, p, s));
         }
-        if let Some(m) = self.joining {
-            let deficit = self.target[m as usize] - self.own[m as usize];
-            candidates.push(deficit.clamp(lo, hi));
-        }
-        let (offset, delta) = candidates
-            .into_iter()
-            .map(|s| {
-                let offset = ((s * CIRCLE) as u128).clamp(1, span - 1) as u64;
-                (offset, self.delta(&touched, offset as f64 / CIRCLE))
-            })
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .expect("one candidate");
+        // A placed point of the joining node no longer counts as ideal.
+        let shift = match self.joining {
+            Some((m, _)) if m == node => {
+                Some((m, -self.target[m as usize] / self.count[m as usize]))
+            }
+            _ => None,
+        };
         let before = self.points[(g + self.len() - 1) % self.len()];
         Some(Offer {
             point: before.wrapping_add(offset),
-            delta,
+            delta: self.delta(scratch, shift, None),
         })
     }
 
-    /// The objective's change if point `index` went (its range joins the
-    /// next one). O(walk · R).
-    pub fn remove_cost(&self, index: usize) -> f64 {
+    /// The measure's change if point `index` went (its range joins the
+    /// next one's). O(walk · R), no allocation.
+    pub fn remove_cost(&self, index: usize, scratch: &mut Scratch) -> f64 {
         let p = self.len();
         if p < 2 {
             return f64::INFINITY;
         }
         let edit = Edit::Remove { index };
-        let mut constant = Vec::new();
-        self.rewalked(edit, index, &mut constant);
+        scratch.moves.clear();
+        self.rewalked(edit, index, scratch);
         let length = self.length(index);
-        let next = (index + 1) % p;
-        constant.extend(self.set(index).iter().map(|&n| (n, -length)));
-        constant.extend(self.set(next).iter().map(|&n| (n, length)));
-        self.delta(&Self::touched(&constant, &[]), 0.0)
+        let old = self.walk_of(index).iter().map(|&(n, q)| (n, q, -length));
+        scratch.moves.extend(old);
+        self.walk(Some(edit), index % (p - 1), &mut scratch.walk);
+        for i in 0..scratch.walk.len() {
+            let (n, q) = scratch.walk[i];
+            scratch.moves.push((n, q, length));
+        }
+        self.delta(scratch, None, Some(index as u32))
     }
 
     /// The best offer for `node` over every gap; ties go to the first gap.
     /// O(P · walk · R).
-    pub fn best_insert(&self, node: u32) -> Option<Offer> {
+    pub fn best_insert(&self, node: u32, scratch: &mut Scratch) -> Option<Offer> {
         let mut best: Option<Offer> = None;
         for g in 0..self.len() {
-            if let Some(offer) = self.insert_cost(g, node) {
+            if let Some(offer) = self.insert_cost(g, node, scratch) {
                 if best.is_none_or(|b| offer.delta < b.delta) {
                     best = Some(offer);
                 }
@@ -356,66 +412,88 @@ impl Model {
         self.refresh();
     }
 
-    /// `Σ target · measure(own / target)`.
+    /// The measure, summed over nodes and points.
     pub fn objective(&self) -> f64 {
-        self.own
+        let nodes: f64 = (0..self.own.len() as u32)
+            .map(|n| self.node_cost(n, self.own[n as usize]))
+            .sum();
+        let points: f64 = self
+            .owners
             .iter()
-            .zip(&self.target)
-            .enumerate()
-            .map(|(n, (o, t))| t * self.cost(n as u32, o / t))
-            .sum()
+            .zip(&self.credit)
+            .map(|(&n, &c)| self.point_cost(n, c))
+            .sum();
+        nodes + points
     }
 
-    fn cost(&self, node: u32, ratio: f64) -> f64 {
-        if self.joining == Some(node) && std::env::var("RW_CAP").is_ok() {
-            return measure(ratio.max(1.0));
-        }
-        measure(ratio)
+    /// Per node: replicated ownership.
+    pub fn owned(&self) -> &[f64] {
+        &self.own
     }
-}
-
-/// The cost of a node at `ratio` = ownership / target.
-fn measure(ratio: f64) -> f64 {
-    static K: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
-    let k: i32 = *K.get_or_init(|| std::env::var("RW_K").ok().and_then(|v| v.parse().ok()).unwrap_or(8));
-    if k == 2 { return (ratio - 1.0) * (ratio - 1.0); }
-    ratio.powi(k)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Every priced edit changes the measure by its price when applied.
+    fn splitmix(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Every priced edit changes the measure by its price when applied
+    /// (counts held as before: a price is for the ring as it stands),
+    /// with and without zones, for a new node and for one already on the
+    /// ring.
     #[test]
     fn prices_match_the_applied_edits() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        for &(nodes, replicas, zones) in &[(5u32, 1usize, 0u32), (6, 3, 0), (9, 3, 3), (7, 2, 2), (12, 4, 0)] {
-            let mut entries: Vec<(u64, u32)> = (0..nodes * 5).map(|i| (next(), i % nodes)).collect();
+        let mut state = 7;
+        let cases = [
+            (5u32, 1usize, 0u32),
+            (6, 3, 0),
+            (9, 3, 3),
+            (7, 2, 2),
+            (12, 4, 0),
+        ];
+        for &(nodes, replicas, zones) in &cases {
+            let mut entries: Vec<(u64, u32)> = (0..nodes * 5)
+                .map(|i| (splitmix(&mut state), i % nodes))
+                .collect();
             entries.sort_unstable();
             let weights: Vec<f64> = (0..=nodes).map(|i| 1.0 + f64::from(i % 3)).collect();
-            let groups: Vec<u32> = (0..=nodes).map(|i| if zones > 0 { i % zones } else { i }).collect();
+            let groups: Vec<u32> = (0..=nodes)
+                .map(|i| if zones > 0 { i % zones } else { i })
+                .collect();
             let model = Model::new(entries, &weights, groups, replicas);
-            for (g, who) in (0..model.len()).flat_map(|g| [(g, nodes), (g, g as u32 % nodes)]) {
-                let Some(offer) = model.insert_cost(g, who) else { continue };
+            let scratch = &mut Scratch::default();
+            let who = |g: usize| [nodes, g as u32 % nodes];
+            for (g, node) in (0..model.len()).flat_map(|g| who(g).map(|n| (g, n))) {
+                let Some(offer) = model.insert_cost(g, node, scratch) else {
+                    continue;
+                };
                 let mut applied = model.clone();
-                applied.insert(offer.point, who);
+                applied.insert(offer.point, node);
+                applied.count.clone_from(&model.count);
                 let real = applied.objective() - model.objective();
-                assert!((real - offer.delta).abs() < 1e-9, "insert {nodes}/{replicas}/{zones} gap {g}: priced {} real {real}", offer.delta);
+                assert!(
+                    (real - offer.delta).abs() < 1e-12,
+                    "insert {nodes}/{replicas}/{zones} gap {g}: priced {} real {real}",
+                    offer.delta
+                );
             }
             for q in 0..model.len() {
-                let price = model.remove_cost(q);
+                let price = model.remove_cost(q, scratch);
                 let mut applied = model.clone();
                 applied.remove(q);
+                applied.count.clone_from(&model.count);
                 let real = applied.objective() - model.objective();
-                assert!((real - price).abs() < 1e-9, "remove {nodes}/{replicas}/{zones} at {q}: priced {price} real {real}");
+                assert!(
+                    (real - price).abs() < 1e-12,
+                    "remove {nodes}/{replicas}/{zones} at {q}: priced {price} real {real}"
+                );
             }
         }
     }
