@@ -48,6 +48,14 @@ pub struct Args {
     /// marked into an SVG file.
     #[arg(long, value_name = "FILE")]
     svg: Option<std::path::PathBuf>,
+    /// Shares of R replicas per key (each node's part of the keys it holds
+    /// a copy of, divided by R), exact over the ring's ranges, as
+    /// `lookup --replicas R` places them; ring-shaped algorithms only.
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=32))]
+    replicas: Option<u32>,
+    /// With --replicas: zone-aware replicas (`lookup --zones`).
+    #[arg(long, requires = "replicas")]
+    zones: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -82,6 +90,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Some(ring) => ring.stats(),
         None => keyed.sampled_stats(sample_size(spec.algorithm, keyed.placement().len())),
     };
+    let stats = match (args.replicas, ring) {
+        (None, _) => stats,
+        (Some(r), Some(ring)) => replicated(ring, r, args.zones, &stats)?,
+        (Some(_), None) => {
+            return Err(Failure::usage(anyhow!(
+                "--replicas: {} has no ring to sum replicated ranges over; the ring-shaped \
+                 algorithms are {}",
+                spec.algorithm,
+                ring_shaped().join(", ")
+            )));
+        }
+    };
     let points = ring.map_or(0, |r| r.point_count());
     if let Some(path) = &args.svg {
         let title = format!(
@@ -114,6 +134,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "algorithm": spec.algorithm.to_string(), "hash": spec.params.hash.name(),
             "vnodes": spec.params.vnodes, "points": points, "nodes": nodes,
             "exact": ring.is_some(),
+            "replicas": args.replicas.unwrap_or(1), "zones": args.zones,
             "max": stats.max, "min": stats.min, "spread": stats.spread,
             "width": ring.map(|r| width_name(r.width())),
         });
@@ -133,8 +154,36 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if let Some(ring) = ring.filter(|_| args.points) {
         return write_points(&keyed, ring).map_err(Failure::io);
     }
-    out.write_all(table(&spec, ring, points, &stats).as_bytes())
-        .map_err(Failure::io)
+    let mut text = table(&spec, ring, points, &stats);
+    if let Some(r) = args.replicas {
+        let zoned = if args.zones { ", zone-aware" } else { "" };
+        text += &format!(
+            "(shares of {r} replicas per key{zoned}: the keys a node holds a copy of, / {r})\n"
+        );
+    }
+    out.write_all(text.as_bytes()).map_err(Failure::io)
+}
+
+/// Shares of `replicas` copies per key (exact, through
+/// [`ringwise::Allocator::balance`]: the ring's own replica walk over
+/// every range). O(P · R).
+fn replicated(
+    ring: &dyn RingView,
+    replicas: u32,
+    zones: bool,
+    primary: &RingStats,
+) -> Result<RingStats, Failure> {
+    let allocator = ringwise::Allocator::new(1)
+        .and_then(|a| a.replicas(replicas))
+        .map_err(Failure::usage)?
+        .zones(zones);
+    let balance = allocator.balance(ring);
+    let points: Vec<u64> = primary.nodes.iter().map(|n| n.points).collect();
+    Ok(RingStats::from_shares(
+        ring.nodes(),
+        &points,
+        &balance.share,
+    ))
 }
 
 /// A point as the peer writes it; every width fits `i64` or `u64`.

@@ -15,7 +15,8 @@
 //!
 //! Cost: building both snapshots, then O(P_old + P_new) for rings, O(16384)
 //! or O(table size) for tables, O(2^20 lookups) sampled; O(K) lookups for
-//! `--keys`.
+//! `--keys`; O(T · P · R) per allocated node (milliseconds at 100 nodes of
+//! 16 points), O(K · N · P · R) for `--rebalance K`.
 
 mod keys;
 mod render;
@@ -24,7 +25,9 @@ mod text;
 use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
-use ringwise::{AnyPlacement, ClusterSpec, Keyed, Movement, Node, Placement, diff};
+use ringwise::{
+    Algorithm, Allocator, AnyPlacement, ClusterSpec, Keyed, Movement, Node, Placement, diff,
+};
 use ringwise_sim::cost::parse_size;
 
 use crate::Failure;
@@ -33,15 +36,32 @@ use crate::format::Format;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The cluster before the change (TOML cluster file).
+    /// The cluster before the change (TOML cluster file). With --allocate
+    /// it may not exist yet, or be empty: a new ring cluster.
     #[arg(long, value_name = "FILE")]
     from: PathBuf,
     /// The cluster after the change; or give --add, --remove, --reweight.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["add", "remove", "reweight"])]
     to: Option<PathBuf>,
-    /// Add a node to --from (weight W, default 1); repeatable.
-    #[arg(long, value_name = "NAME[=W]")]
+    /// Add a node to --from (weight W, default 1; zone Z); repeatable.
+    #[arg(long, value_name = "NAME[=W][@Z]")]
     add: Vec<String>,
+    /// Choose the points of each --add'ed node instead of hashing them: T
+    /// points per unit of weight (16 balance like 1,000 random ones), for
+    /// ring and cassandra; --write keeps them.
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    allocate: Option<u32>,
+    /// After --remove, move at most K points of the remaining nodes to
+    /// even out what the leave handed to its neighbours (ring, cassandra).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    rebalance: Option<u32>,
+    /// Replicas per key that --allocate and --rebalance balance (as
+    /// `lookup --replicas` places them).
+    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=32))]
+    replicas: u32,
+    /// Balance zone-aware replicas (`lookup --zones`) with --replicas.
+    #[arg(long)]
+    zones: bool,
     /// Remove a node from --from; repeatable.
     #[arg(long, value_name = "NAME")]
     remove: Vec<String>,
@@ -150,9 +170,20 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
         && args.add.is_empty()
         && args.remove.is_empty()
         && args.reweight.is_empty()
+        && args.rebalance.is_none()
     {
         return Err(Failure::usage(anyhow!(
             "say what changes: --to FILE, or --add NAME[=W], --remove NAME, --reweight NAME=W"
+        )));
+    }
+    if args.allocate.is_some() && args.add.is_empty() {
+        return Err(Failure::usage(anyhow!(
+            "--allocate chooses the points of the nodes you --add: give --add NAME[=W]"
+        )));
+    }
+    if (args.replicas != 1 || args.zones) && args.allocate.is_none() && args.rebalance.is_none() {
+        return Err(Failure::usage(anyhow!(
+            "--replicas and --zones say what --allocate and --rebalance balance: give one of them"
         )));
     }
     if args.hit_rate.is_some() && args.rps.is_none() {
@@ -160,7 +191,15 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
             "--hit-rate prices a cache: give its load with --rps too"
         )));
     }
-    let (from, old) = read_file(&args.from)?;
+    if (args.allocate.is_some() || args.rebalance.is_some()) && args.to.is_some() {
+        return Err(Failure::usage(anyhow!(
+            "--allocate and --rebalance change --from themselves: drop --to"
+        )));
+    }
+    let (from, old) = match fresh_start(args)? {
+        Some(start) => start,
+        None => read_file(&args.from)?,
+    };
     let (new, to) = match &args.to {
         Some(path) => {
             let (spec, new) = read_file(path)?;
@@ -232,18 +271,136 @@ fn apply(args: &Args, old: &AnyPlacement) -> Result<AnyPlacement, Failure> {
             .with_context(|| option.clone())
             .map_err(Failure::usage)?;
     }
+    if let Some(moves) = args.rebalance {
+        placement = rebalance(args, placement, moves as usize)?;
+    }
     for item in &args.add {
         let option = format!("--add {item}");
+        let node = node(item, &option)?;
+        placement = match args.allocate {
+            Some(points) => allocated(args, &placement, node, points, &option)?,
+            None => placement.with_node(node),
+        }
+        .with_context(|| option.clone())
+        .map_err(Failure::usage)?;
+    }
+    Ok(placement)
+}
+
+/// The allocator of --allocate / --rebalance (`points` per unit weight).
+fn allocator(args: &Args, points: u32) -> Result<Allocator, Failure> {
+    let allocator = Allocator::new(points).and_then(|a| a.replicas(args.replicas));
+    Ok(allocator.map_err(Failure::usage)?.zones(args.zones))
+}
+
+/// A ring that keeps its points, or a usage error naming `option`.
+fn ring_of<'a>(
+    placement: &'a AnyPlacement,
+    option: &str,
+) -> Result<&'a dyn ringwise::RingView, Failure> {
+    match placement.as_ring() {
+        Some(ring) if placement.keeps_points() => Ok(ring),
+        _ => Err(Failure::usage(anyhow!(
+            "{option}: {} makes every point from the node names; allocated points need a \
+             ring that keeps them: algorithm = \"ring\" or \"cassandra\"",
+            placement.algorithm()
+        ))),
+    }
+}
+
+/// `node` joins at points chosen against the ring as it stands.
+fn allocated(
+    args: &Args,
+    placement: &AnyPlacement,
+    node: Node,
+    points: u32,
+    option: &str,
+) -> Result<Result<AnyPlacement, ringwise::Error>, Failure> {
+    let ring = ring_of(placement, option)?;
+    let chosen = match allocator(args, points)?.allocate(ring, &node) {
+        Ok(chosen) => chosen,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(placement.with_node_points(node, chosen))
+}
+
+/// --rebalance K: the moves of [`Allocator::rebalance`], applied; each is
+/// said on stderr.
+fn rebalance(args: &Args, placement: AnyPlacement, moves: usize) -> Result<AnyPlacement, Failure> {
+    let option = format!("--rebalance {moves}");
+    let ring = ring_of(&placement, &option)?;
+    let planned = allocator(args, 1)?
+        .rebalance(ring, moves)
+        .with_context(|| option.clone())
+        .map_err(Failure::usage)?;
+    let width = ring.width();
+    let mut points: Vec<(String, Vec<u64>)> = Vec::new();
+    for m in &planned {
+        let name = placement
+            .nodes()
+            .name(m.node)
+            .unwrap_or_default()
+            .to_owned();
+        say!(
+            "rebalance: {name} moves its point {} to {}",
+            width.native(m.from),
+            width.native(m.to)
+        );
+        let held = match points.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, held)) => held,
+            None => {
+                let id = m.node;
+                let mine = ring
+                    .points()
+                    .filter(|&(_, o)| o == id)
+                    .map(|(p, _)| p)
+                    .collect();
+                points.push((name.clone(), mine));
+                &mut points.last_mut().expect("just pushed").1
+            }
+        };
+        if let Some(at) = held.iter().position(|&p| p == m.from) {
+            held[at] = m.to;
+        }
+    }
+    if planned.len() < moves {
+        say!(
+            "rebalance: {} of {moves} moves lower the imbalance; stopped there",
+            planned.len()
+        );
+    }
+    let mut placement = placement.clone();
+    for (name, held) in points {
         placement = placement
-            .with_node(node(item, &option)?)
+            .with_points_of(&name, held)
             .with_context(|| option.clone())
             .map_err(Failure::usage)?;
     }
     Ok(placement)
 }
 
-/// `NAME[=W]`, validated.
+/// With --allocate, a --from that does not exist or holds only blanks
+/// starts an empty ring cluster; `None` means: read the file.
+fn fresh_start(args: &Args) -> Result<Option<(ClusterSpec, Keyed<AnyPlacement>)>, Failure> {
+    if args.allocate.is_none() {
+        return Ok(None);
+    }
+    match std::fs::read(&args.from) {
+        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        _ => return Ok(None),
+    }
+    let spec = ClusterSpec::new(Algorithm::default(), Vec::new()).map_err(Failure::data)?;
+    let placement = spec.build().map_err(Failure::data)?;
+    Ok(Some((spec, placement)))
+}
+
+/// `NAME[=W][@ZONE]`, validated.
 fn node(item: &str, option: &str) -> Result<Node, Failure> {
+    let (item, zone) = match item.rsplit_once('@') {
+        Some((item, zone)) => (item, Some(zone.trim())),
+        None => (item, None),
+    };
     let (name, weight) = match item.rsplit_once('=') {
         Some((name, w)) => {
             let weight = w.trim().parse::<f64>().map_err(|_| {
@@ -255,7 +412,10 @@ fn node(item: &str, option: &str) -> Result<Node, Failure> {
         }
         None => (item, 1.0),
     };
-    let node = Node::new(name.trim()).weight(weight);
+    let mut node = Node::new(name.trim()).weight(weight);
+    if let Some(zone) = zone {
+        node = node.zone(zone);
+    }
     node.validate()
         .with_context(|| option.to_owned())
         .map_err(Failure::usage)?;

@@ -25,10 +25,12 @@
 //! counting as ideal, and its node term weighs `(placed + 1) / T`, so its
 //! first points are free to go where the others need them most.
 //!
-//! The points are placed one at a time, greedily: every gap is priced
-//! exactly (the new point takes part of that range from its replicas, and
-//! the walks of the few ranges before it that cross the gap change
-//! replicas), and the cheapest gap wins (ties: the first in ring order).
+//! The points are placed one at a time, greedily: a gap's price is exact
+//! (the new point takes part of that range from its replicas, and the
+//! walks of the few ranges before it that cross the gap change replicas),
+//! and the cheapest gap wins (ties: the lowest point). Gaps are priced all
+//! at once, then lazily (`allocate/queue.rs`, Cassandra's heuristic): only
+//! the entry on top of the queue is priced again before it is taken.
 //! Two refinement passes then take each new point out and put it back
 //! where it is cheapest now. The first `R` nodes, where every node holds
 //! every key, split the widest range again and again at a fraction between
@@ -59,12 +61,14 @@
 //! early when no move helps. Unlike a join, these moves carry keys between
 //! the remaining nodes; `ringwise plan` reports them.
 //!
-//! Cost: [`Allocator::allocate`] O(T · P · w · R) for `T` new points on a
+//! Cost: [`Allocator::allocate`] O(T · P · w) for `T` new points on a
 //! ring of `P` points, where `w` is the replica walk (about `R` points):
-//! 3·T placements, each pricing every gap (no allocation), plus an O(P · w)
-//! recount after each (BENCHMARKS.md: milliseconds at 100 nodes of 16
-//! points). [`Allocator::rebalance`] O(K · N · P · w · R).
-//! [`Allocator::balance`] O(P · w).
+//! one pricing of every gap, then 3·T placements (T, and two refinement
+//! passes), each re-pricing a few queue entries in O(w · R + log P) and
+//! recounting the ring in O(P · w) (BENCHMARKS.md: a few milliseconds for
+//! the 100th node of 16 points). [`Allocator::rebalance`] O(K · N · P · w ·
+//! R): every node's best gap, every point's removal. [`Allocator::balance`]
+//! O(P · w).
 //!
 //! Quirks. The points are state: they must be stored and agreed on (the
 //! cluster file's `points = [...]`, Cassandra's `tokens`, etcd members),
@@ -77,11 +81,13 @@
 //! yet); the recount after each placement is exact.
 
 mod model;
+mod queue;
 
 use crate::algo::ring::{RingView, point_count};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::{Error, MAX_POINTS_CEILING};
 use model::{Model, Scratch};
+use queue::Queue;
 
 /// Most points an allocation places for one node.
 pub const MAX_ALLOCATED: u64 = 4096;
@@ -210,12 +216,13 @@ impl Allocator {
         let mut model = self.model(&table, entries);
         model.join(at, count as usize);
         let mut scratch = Scratch::default();
+        let mut queue = Queue::new(&model, at, &mut scratch);
         for _ in 0..count {
-            place(&mut model, at, &mut scratch)?;
+            place(&mut model, &mut queue, &mut scratch)?;
         }
         for _ in 0..REFINE_PASSES {
             for k in 0..count as usize {
-                refine(&mut model, at, k, &mut scratch);
+                refine(&mut model, &mut queue, at, k, &mut scratch);
             }
         }
         let mut points: Vec<u64> = model
@@ -325,23 +332,22 @@ fn unit(state: &mut u64) -> f64 {
     ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// One point for `node` at the best gap.
-fn place(model: &mut Model, node: NodeId, scratch: &mut Scratch) -> Result<(), Error> {
-    let offer = model
-        .best_insert(node, scratch)
-        .ok_or(Error::InvalidParameter {
-            algorithm: "allocator",
-            parameter: "points",
-            value: model.len().to_string(),
-            expected: "a ring with a free hash between two points",
-        })?;
-    model.insert(offer.point, node);
+/// One point for the queue's node at the best gap.
+fn place(model: &mut Model, queue: &mut Queue, scratch: &mut Scratch) -> Result<(), Error> {
+    let offer = queue.best(model, scratch).ok_or(Error::InvalidParameter {
+        algorithm: "allocator",
+        parameter: "points",
+        value: model.len().to_string(),
+        expected: "a ring with a free hash between two points",
+    })?;
+    model.insert(offer.point, queue.node());
+    queue.inserted(model, offer.point, scratch);
     Ok(())
 }
 
 /// Takes `node`'s `k`-th point out and puts it back where it is best now,
 /// if that lowers the measure.
-fn refine(model: &mut Model, node: NodeId, k: usize, scratch: &mut Scratch) {
+fn refine(model: &mut Model, queue: &mut Queue, node: NodeId, k: usize, scratch: &mut Scratch) {
     let Some(index) = model
         .owners
         .iter()
@@ -354,8 +360,9 @@ fn refine(model: &mut Model, node: NodeId, k: usize, scratch: &mut Scratch) {
     };
     let mut trial = model.clone();
     trial.remove(index);
-    if let Some(offer) = trial.best_insert(node, scratch) {
+    if let Some(offer) = queue.best(&trial, scratch) {
         trial.insert(offer.point, node);
+        queue.inserted(&trial, offer.point, scratch);
         if trial.objective() < model.objective() - EPSILON {
             *model = trial;
         }

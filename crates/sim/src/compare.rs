@@ -13,7 +13,7 @@
 
 use std::time::Instant;
 
-use ringwise::{Algorithm, AnyPlacement, KeyHasher, Node, Placement};
+use ringwise::{Algorithm, Allocator, AnyPlacement, KeyHasher, Node, Placement};
 use serde::Serialize;
 
 use crate::config::{Config, nodes_named};
@@ -62,29 +62,99 @@ pub struct CompareRow {
     pub build_ms: f64,
 }
 
-/// Compares every built-in algorithm.
+/// Random ring points per node compared beside the default ring.
+pub const RING_POINTS: [u32; 2] = [16, 1000];
+
+/// Allocated points per node of the "ring, allocated" row.
+pub const ALLOCATED_POINTS: u32 = 16;
+
+/// What one row compares.
+#[derive(Debug, Clone, Copy)]
+enum Variant {
+    /// A registry algorithm (the ring with [`RING_VNODES`]).
+    Algorithm(Algorithm),
+    /// The ring with this many random points per node.
+    Ring(u32),
+    /// The ring with this many allocated points per node.
+    Allocated(u32),
+}
+
+impl Variant {
+    fn label(self) -> String {
+        match self {
+            Variant::Algorithm(a) => a.to_string(),
+            Variant::Ring(v) => format!("ring, {v} points"),
+            Variant::Allocated(t) => format!("ring, allocated {t}"),
+        }
+    }
+
+    /// The cluster of `nodes`, the milliseconds it took to build, and the
+    /// same with `joining` added.
+    fn build(
+        self,
+        config: &Config,
+        nodes: Vec<Node>,
+        joining: Node,
+    ) -> Result<(AnyPlacement, f64, AnyPlacement), SimError> {
+        let started = Instant::now();
+        let ms = |started: Instant| started.elapsed().as_secs_f64() * 1e3;
+        let (algorithm, vnodes) = match self {
+            Variant::Algorithm(a) => (a, RING_VNODES),
+            Variant::Ring(v) => (Algorithm::Ring, v),
+            Variant::Allocated(t) => {
+                let allocator = Allocator::new(t)?;
+                let mut ring = config.placement_of(Algorithm::Ring, Vec::new(), RING_VNODES)?;
+                let join = |ring: &AnyPlacement, node: Node| -> Result<AnyPlacement, SimError> {
+                    let view = ring.as_ring().expect("a ring");
+                    let points = allocator.allocate(view, &node)?;
+                    Ok(ring.with_node_points(node, points)?)
+                };
+                for node in nodes {
+                    ring = join(&ring, node)?;
+                }
+                let build_ms = ms(started);
+                let joined = join(&ring, joining)?;
+                return Ok((ring, build_ms, joined));
+            }
+        };
+        let before = config.placement_of(algorithm, nodes, vnodes)?;
+        let build_ms = ms(started);
+        let joined = before.with_node(joining)?;
+        Ok((before, build_ms, joined))
+    }
+}
+
+/// Compares every built-in algorithm, and the ring with random and
+/// allocated points.
 pub fn run(config: &Config, keys: &Keys) -> Result<Vec<CompareRow>, SimError> {
     let hashes = keys.prefix(key_count(config));
+    let mut variants: Vec<Variant> = Algorithm::ALL
+        .iter()
+        .map(|&a| Variant::Algorithm(a))
+        .collect();
+    let ring = 1 + variants
+        .iter()
+        .position(|v| matches!(v, Variant::Algorithm(Algorithm::Ring)))
+        .unwrap_or(0);
+    let extra = RING_POINTS
+        .map(Variant::Ring)
+        .into_iter()
+        .chain([Variant::Allocated(ALLOCATED_POINTS)]);
+    variants.splice(ring..ring, extra);
     let mut rows = Vec::new();
-    for &algorithm in Algorithm::ALL {
+    for variant in variants {
         for n in sizes(config) {
-            rows.push(one(config, algorithm, n, &hashes)?);
+            rows.push(one(config, variant, n, &hashes)?);
         }
     }
     Ok(rows)
 }
 
-fn one(
-    config: &Config,
-    algorithm: Algorithm,
-    n: u32,
-    hashes: &[u64],
-) -> Result<CompareRow, SimError> {
+fn one(config: &Config, variant: Variant, n: u32, hashes: &[u64]) -> Result<CompareRow, SimError> {
     let names: Vec<String> = (0..=n).map(|i| format!("node-{i}")).collect();
-    let started = Instant::now();
-    let before = config.placement_of(algorithm, nodes_named(&names[..n as usize]), RING_VNODES)?;
-    let build_ms = started.elapsed().as_secs_f64() * 1e3;
-    let joined = before.with_node(Node::new(names[n as usize].clone()))?;
+    let joining = Node::new(names[n as usize].clone());
+    let (before, build_ms, joined) =
+        variant.build(config, nodes_named(&names[..n as usize]), joining)?;
     let left = before.without_node(&names[n as usize - 1])?;
 
     let owners = |p: &AnyPlacement| -> Vec<String> {
@@ -114,7 +184,7 @@ fn one(
     let mean = hashes.len() as f64 / f64::from(n);
     let total = hashes.len() as f64;
     Ok(CompareRow {
-        algorithm: algorithm.to_string(),
+        algorithm: variant.label(),
         nodes: n,
         add_moved: moved(&j) as f64 / total,
         add_optimal: 1.0 / f64::from(n + 1),

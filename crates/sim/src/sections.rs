@@ -352,15 +352,15 @@ fn compare(report: &Report) -> Option<Section> {
         title: vec![
             format!(
                 "Algorithms compared at {} and {} nodes on the first {} keys (at most {}); \
-                 ring at {} vnodes",
+                 ring at {} vnodes, and with 16 or 1,000 random or 16 allocated points",
                 compare::sizes(&report.params)[0],
                 compare::sizes(&report.params)[1],
                 thousands(compare::key_count(&report.params)),
                 thousands(compare::KEYS),
                 compare::RING_VNODES
             ),
-            "algorithm     N  add: moved (opt)     only new  remove: moved (opt)  only it  \
-             max/mean  min/mean  lookup   memory     build"
+            "algorithm             N  add: moved (opt)     only new  remove: moved (opt)  \
+             only it  max/mean  min/mean  lookup   memory     build"
                 .into(),
         ],
         columns: &[
@@ -400,7 +400,7 @@ fn compare(report: &Report) -> Option<Section> {
             .collect(),
         layout: Layout::EachRow(|c| {
             format!(
-                "{:<10} {:>4}  {:>7} ({:>6})  {:<8}  {:>7} ({:>6})      {:<7}  {:>8}  {:>8}  {:>6}  {:>9}  {:>6} ms",
+                "{:<18} {:>4}  {:>7} ({:>6})  {:<8}  {:>7} ({:>6})      {:<7}  {:>8}  {:>8}  {:>6}  {:>9}  {:>6} ms",
                 c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12]
             )
         }),

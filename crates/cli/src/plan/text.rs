@@ -21,18 +21,22 @@ pub fn text(plan: &Plan, doc: &Value) -> String {
         changes(plan)
     );
     let optimum = f(&doc["optimum"]);
-    out += &format!(
-        "moved: {} of the key space ({}); optimum {} ({}x); hash % N would move {}\n",
-        percent(m.moved()),
-        method_words(m),
-        percent(optimum),
-        if optimum > 0.0 {
-            readable(m.moved() / optimum, 3)
-        } else {
-            "n/a".into()
-        },
-        percent(f(&doc["modulo_moved"]))
-    );
+    if doc["nodes_before"].as_u64() == Some(0) {
+        out += "moved: nothing (a new cluster: every key lands for the first time)\n";
+    } else {
+        out += &format!(
+            "moved: {} of the key space ({}); optimum {} ({}x); hash % N would move {}\n",
+            percent(m.moved()),
+            method_words(m),
+            percent(optimum),
+            if optimum > 0.0 {
+                readable(m.moved() / optimum, 3)
+            } else {
+                "n/a".into()
+            },
+            percent(f(&doc["modulo_moved"]))
+        );
+    }
     if let Some(total) = doc["data_bytes"].as_f64() {
         // A sampled estimate's bytes carry its interval too.
         let interval = match doc["interval"].as_array().map(Vec::as_slice) {
