@@ -176,6 +176,11 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
             "say what changes: --to FILE, or --add NAME[=W], --remove NAME, --reweight NAME=W"
         )));
     }
+    if (args.allocate.is_some() || args.rebalance.is_some()) && args.to.is_some() {
+        return Err(Failure::usage(anyhow!(
+            "--allocate and --rebalance change --from themselves: drop --to"
+        )));
+    }
     if args.allocate.is_some() && args.add.is_empty() {
         return Err(Failure::usage(anyhow!(
             "--allocate chooses the points of the nodes you --add: give --add NAME[=W]"
@@ -189,11 +194,6 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
     if args.hit_rate.is_some() && args.rps.is_none() {
         return Err(Failure::usage(anyhow!(
             "--hit-rate prices a cache: give its load with --rps too"
-        )));
-    }
-    if (args.allocate.is_some() || args.rebalance.is_some()) && args.to.is_some() {
-        return Err(Failure::usage(anyhow!(
-            "--allocate and --rebalance change --from themselves: drop --to"
         )));
     }
     let (from, old) = match fresh_start(args)? {

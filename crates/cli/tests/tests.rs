@@ -11,6 +11,7 @@
 
 mod support;
 
+mod allocate;
 mod cli;
 mod compat;
 mod compat_cli;
