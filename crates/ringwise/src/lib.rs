@@ -144,9 +144,12 @@ mod movement;
 mod node;
 mod placement;
 
+pub use algo::binomial::{Binomial, binomial_hash};
 pub use algo::cassandra::Tokens;
 pub use algo::envoy_ring::EnvoyRing;
+pub use algo::fliphash::{FlipHash, flip_hash};
 pub use algo::jump::{Jump, jump_consistent_hash, replica_key};
+pub use algo::jumpback::{JumpBack, jump_back_hash};
 pub use algo::ketama::Ketama;
 pub use algo::maglev::Maglev;
 pub use algo::memento::Memento;
