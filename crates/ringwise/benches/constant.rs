@@ -3,16 +3,24 @@
 //! time per iteration / 200,000 = ns per key.
 //!
 //! - `constant_lookup_1000`: `owner` of ringwise's `jump`, `jumpback`,
-//!   `binomial` and `fliphash` snapshots of 1,000 nodes, next to the
-//!   `jumphash` crate (its `CustomJumpHasher` fed the same xxh3 hash
-//!   through a pass-through `Hasher`, so both jumps start from one hash)
-//!   and the `fliphash` crate's `fliphash_64(hash, ..=999)`.
+//!   `binomial` and `fliphash` snapshots of 1,000 nodes; `flip_hash` alone
+//!   (`ringwise_flip_hash_fn`: a bucket number like the crate's, without
+//!   the snapshot's bucket → node read); the `jumphash` crate (its
+//!   `CustomJumpHasher` fed the same xxh3 hash through a pass-through
+//!   `Hasher`, so both jumps start from one hash); and the `fliphash`
+//!   crate's `fliphash_64(hash, ..=999)`. The crates get the bucket count
+//!   through `black_box`, a run-time value like a snapshot's length;
+//!   `fliphash-crate_literal_range` shows the crate with `..=999` written
+//!   in, which the compiler folds into its masks.
 //! - `constant_buckets/<algorithm>/<n>`: the bucket functions alone
 //!   (`jump_consistent_hash`, `jump_back_hash`, `binomial_hash`,
-//!   `flip_hash`) at 10, 1,000 and 1,000,000 buckets: flat rows are
-//!   constant time; jump's grow with ln n. Functions rather than snapshots,
-//!   so that the 4 MB bucket table of a million nodes does not add its
-//!   cache misses to what is measured.
+//!   `flip_hash`) at 10, 16, 17, 1,000 and 1,000,000 buckets: the constant
+//!   ones do not grow with n, jump's grows with ln n. Their cost depends on
+//!   where n lies between two powers of two: at 16 no key needs a second
+//!   draw, at 17 about half of them do (and the branch is unpredictable),
+//!   at 1,000 (near 1,024) few. Functions rather than snapshots, so that
+//!   the 4 MB bucket table of a million nodes does not add its cache misses
+//!   to what is measured.
 //!
 //! Run: `cargo bench -p ringwise --bench constant`.
 
@@ -76,18 +84,31 @@ fn lookup_1000(c: &mut Criterion) {
     let binomial = Binomial::new(nodes(1000)).expect("valid");
     let fliphash = FlipHash::new(nodes(1000)).expect("valid");
     let jumphash = jumphash::CustomJumpHasher::new(PassThrough::default());
+    // The crates get the bucket count at run time, as the snapshots do: a
+    // literal would let the compiler fold its masks and logarithms.
+    let (slots, last) = (black_box(1000u32), black_box(999u64));
     let mut g = c.benchmark_group("constant_lookup_1000");
     g.throughput(Throughput::Elements(KEYS as u64));
     g.bench_function("ringwise_jump", per_key(&keys, owner(&jump)));
     g.bench_function("ringwise_jumpback", per_key(&keys, owner(&jumpback)));
     g.bench_function("ringwise_binomial", per_key(&keys, owner(&binomial)));
     g.bench_function("ringwise_fliphash", per_key(&keys, owner(&fliphash)));
+    // Like for like with the crate: the bucket number alone, no node read.
+    g.bench_function(
+        "ringwise_flip_hash_fn",
+        per_key(&keys, |h| u64::from(flip_hash(h, slots))),
+    );
     g.bench_function(
         "jumphash-crate",
-        per_key(&keys, |h| u64::from(jumphash.slot(&h, 1000))),
+        per_key(&keys, |h| u64::from(jumphash.slot(&h, slots))),
     );
     g.bench_function(
         "fliphash-crate",
+        per_key(&keys, |h| fliphash::fliphash_64(h, ..=last)),
+    );
+    // For comparison only: the crate with the range a compile-time constant.
+    g.bench_function(
+        "fliphash-crate_literal_range",
         per_key(&keys, |h| fliphash::fliphash_64(h, ..=999)),
     );
     g.finish();
@@ -101,7 +122,8 @@ fn scaling(
     name: &str,
     function: impl Fn(u64, u32) -> u32 + Copy,
 ) {
-    for n in [10u32, 1000, 1_000_000] {
+    for n in [10u32, 16, 17, 1000, 1_000_000] {
+        let n = black_box(n);
         let lookup = move |h| u64::from(function(h, n));
         g.bench_function(BenchmarkId::new(name, n), per_key(keys, lookup));
     }

@@ -83,6 +83,7 @@ fn relocate(bucket: u32, hash: u64) -> u32 {
 /// The bucket in `0..buckets` of `hash`, bit for bit as the authors'
 /// `BinomialEngine.getBucket` on a key whose hash is `hash`. `buckets <= 1`
 /// answers 0 and never panics.
+#[inline]
 pub fn binomial_hash(hash: u64, buckets: u32) -> u32 {
     if buckets < 2 {
         return 0;

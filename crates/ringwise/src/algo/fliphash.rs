@@ -69,6 +69,7 @@ fn power_of_two(key: u64, first: u64, mask: u64) -> u64 {
 /// The bucket in `0..buckets` of `hash`, bit for bit as the `fliphash`
 /// crate's `fliphash_64(hash, ..=buckets - 1)`. `buckets <= 1` answers 0
 /// and never panics.
+#[inline]
 pub fn flip_hash(hash: u64, buckets: u32) -> u32 {
     if buckets <= 1 {
         return 0;

@@ -62,6 +62,7 @@ fn splitmix_output(state: u64) -> u64 {
 /// The bucket in `0..buckets` of `hash`, bit for bit as Hash4j's
 /// `jumpBackHash` with SplitMix64 (module docs; the long's bits are the
 /// hash). `buckets <= 1` answers 0 and never panics.
+#[inline]
 pub fn jump_back_hash(hash: u64, buckets: u32) -> u32 {
     if buckets <= 1 {
         return 0;
