@@ -36,14 +36,17 @@
 //! 1) = 2 + (0xf3aa370e & 1) = 2`.
 //! (`binomial_vectors::worked_example_of_the_docs` checks these numbers.)
 //!
-//! Cost: O(1) worst case: at most five candidates and six rehashes per
-//! lookup, integer arithmetic only; 4 bytes per node.
+//! Cost: O(1) worst case: at most six candidates (the first, four retries,
+//! the fallback) and ten rehashes per lookup, integer arithmetic only; 4
+//! bytes per node.
 //!
 //! Quirks: as [`crate::Jump`]: placement follows join order, only the last
-//! node can leave, no weights. Balance is not exact: after four misses the
-//! fallback lands in the minor tree, so when `n` is just above a power of
-//! two the lower buckets carry a little more than their share (README
-//! table). The authors' engine keeps a tree one level larger after growing
+//! node can leave, no weights. Balance is not exact: a key whose tries all
+//! miss falls back to the minor tree, so the buckets of a partly filled top
+//! level get a little less than their share. At 17 buckets (one in the top
+//! level) bucket 16 gets 0.975 of the mean and the others about 1.0015
+//! (1,000,000 random hashes; `ringwise simulate` on 10,000,000 keys:
+//! peak/mean 1.008, least/mean 0.977, README table). The authors' engine keeps a tree one level larger after growing
 //! to a power of two by `addBucket` than a fresh engine of that size, but
 //! both answer alike (that tree's top level is empty, so every key falls
 //! back to the same minor tree); ringwise computes the trees from `n`, as
