@@ -47,6 +47,20 @@ fn fixed_cases_equal_the_crate() {
     }
 }
 
+/// The module docs' worked example: hashes 1 and 4 at 10 buckets, by way
+/// of their answers for 16 and 8 buckets.
+#[test]
+fn worked_example_of_the_docs() {
+    assert_eq!(flip_hash(1, 16), 11);
+    assert_eq!(flip_hash(1, 10), 9);
+    assert_eq!(flip_hash(4, 16), 10);
+    assert_eq!(flip_hash(4, 8), 3);
+    assert_eq!(flip_hash(4, 10), 3);
+    for n in [1, 2, 10, 1000, u32::MAX] {
+        assert_eq!(flip_hash(0, n), 0);
+    }
+}
+
 /// A snapshot's owner is its bucket's node; 0 buckets answers 0 (the crate
 /// has no empty range), without panicking.
 #[test]

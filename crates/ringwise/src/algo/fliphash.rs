@@ -24,8 +24,16 @@
 //! moremur mixer with two odd multipliers folded in: `k = key·(2l + 1)`,
 //! `k = (k ^ k >> 27)·0x3C79AC492BA7B653`, `k = k·(2i + 1)`, `k = (k ^ k >>
 //! 33)·0x1C69B3F74AC4AE35`, answer `k ^ k >> 27` (all wrapping). Worked
-//! example, hash 0: every draw hashes to 0, so the power-of-two answer is 0
-//! for any `n`: key 0 sits in bucket 0 for every size, as in the crate.
+//! example, 10 buckets (`2^r = 16`, draws at level `ilog2(9) = 3`):
+//! hash 1: `mix(1, 0, 0) = 0x3c02aa47758292bd`, `& 15 = 13 = 0b1101`, top
+//! bit at level 3; the flip `mix(1, 3, 0) & 0b111 = 6` gives `13 ^ 6 =
+//! 11`, the bucket for 16 buckets. `11 > 9`: draw 1, `mix(1, 3, 1) & 15 =
+//! 14`, is in the upper half but not below 10; draw 2 gives 9: bucket 9.
+//! Hash 4: `mix(4, 0, 0) & 15 = 11`, flipped by `1` to 10, not below 10;
+//! draw 1 gives 12, draw 2 gives 3, in the lower half: the answer is the
+//! one for 8 buckets, `mix(4, 0, 0) & 7 = 3` with its bit below the top
+//! flipped by `mix(4, 1, 0) & 1 = 0`: bucket 3. Hash 0 mixes to 0 at every
+//! step, so it is in bucket 0 for every size.
 //!
 //! Cost: O(1) expected per lookup (fewer than two draws on average), at
 //! most 64 draws (then the `2^(r-1)` answer, as the crate); integer

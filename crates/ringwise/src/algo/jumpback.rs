@@ -10,12 +10,15 @@
 //! How it works: think of jump hash's jumps, the bucket counts at which a
 //! key moves to the newest bucket. Jump hash walks them forwards from
 //! bucket 0, O(ln n) steps; JumpBackHash walks them *backwards* from `n`.
-//! Split the buckets into levels `[2^k, 2^(k+1))`. A key has at most one
-//! "first" jump per level, with probability 1/2, uniform within the level:
-//! one random 32-bit word decides every level at once, bit `k` saying
-//! whether level `k` holds a jump. The answer is the largest jump below `n`:
-//! take the highest level with a jump that is not above `n - 1`'s; if its
-//! jump is below `n`, that is the bucket. Otherwise (it lies in `n..`, only
+//! Split the buckets into levels `[2^k, 2^(k+1))`. A level holds at least
+//! one of a key's jumps with probability exactly 1/2, and its last one is
+//! uniform within the level (for jump at `b`, probability `1/(b+1)`, times
+//! `(b+1)/2^(k+1)` for no later one in the level, is `1/2^(k+1)` for every
+//! `b`). So one random 64-bit value decides every level at once: bit `k`
+//! of its two halves xored says whether level `k` holds a jump, and the
+//! low bits of one half place the last one. The answer is the largest jump below `n`: take the highest level
+//! with a jump that is not above `n - 1`'s; if its last jump is below `n`,
+//! that is the bucket. Otherwise (it lies in `n..`, only
 //! possible in `n - 1`'s own level) the earlier jumps of that level are
 //! drawn, going back, from further random words until one falls below `n`
 //! or below the level (then the next lower level with a jump decides). No
