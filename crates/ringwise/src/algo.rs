@@ -21,9 +21,13 @@ use crate::hash::StableHash;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
+pub(crate) mod binomial;
 pub(crate) mod cassandra;
 pub(crate) mod envoy_ring;
+pub(crate) mod fliphash;
+mod join_order;
 pub(crate) mod jump;
+pub(crate) mod jumpback;
 pub(crate) mod ketama;
 pub(crate) mod maglev;
 pub(crate) mod memento;
@@ -34,9 +38,12 @@ pub(crate) mod rendezvous;
 pub(crate) mod ring;
 pub(crate) mod slots;
 
+use binomial::Binomial;
 use cassandra::Tokens;
 use envoy_ring::EnvoyRing;
+use fliphash::FlipHash;
 use jump::Jump;
+use jumpback::JumpBack;
 use ketama::Ketama;
 use maglev::Maglev;
 use memento::Memento;
@@ -129,7 +136,8 @@ macro_rules! registry {
 
         impl AnyPlacement {
             /// Builds `algorithm` over `nodes`. Their order matters only to
-            /// jump and memento, whose buckets follow it (join order).
+            /// jump, jumpback, binomial, fliphash and memento, whose buckets
+            /// follow it (join order).
             /// Refuses a hash the algorithm cannot use
             /// ([`Algorithm::check_hash`]).
             pub fn build(
@@ -231,6 +239,12 @@ registry! {
     Jump(Jump) = "jump";
     /// [`crate::Memento`]: jump plus a table of removed buckets.
     Memento(Memento) = "memento";
+    /// [`crate::JumpBack`]: Ertl's JumpBackHash, O(1); buckets in join order.
+    JumpBack(JumpBack) = "jumpback";
+    /// [`crate::Binomial`]: Coluzzi et al.'s BinomialHash; join order.
+    Binomial(Binomial) = "binomial";
+    /// [`crate::FlipHash`]: Masson & Lee's FlipHash, O(1); join order.
+    FlipHash(FlipHash) = "fliphash";
     /// [`crate::Maglev`]: Google's lookup table, Envoy's weighted fill.
     Maglev(Maglev) = "maglev";
     /// [`crate::MultiProbe`]: one point per node, k probes per key.

@@ -29,8 +29,8 @@
 //! ```
 //!
 //! `[[nodes]]` are listed in the peer's order where a peer's placement
-//! depends on it (ketama ties, envoy-ring point counts, jump and memento
-//! buckets).
+//! depends on it (ketama ties, envoy-ring point counts, the buckets of
+//! jump, jumpback, binomial, fliphash and memento).
 //!
 //! Every error names the line and, where there is one, the field. Unknown
 //! keys are errors (a typo like `vnode = 100` must not silently mean 160).
@@ -58,8 +58,8 @@ pub struct ClusterSpec {
     pub epsilon: Option<f64>,
     /// The members.
     pub nodes: NodeTable,
-    /// Node names in the order they were listed: jump's and memento's
-    /// bucket order (join order), the list order of the compatibility
+    /// Node names in the order they were listed: the bucket algorithms'
+    /// (jump, jumpback, binomial, fliphash, memento) bucket order (join order), the list order of the compatibility
     /// flavours. Empty means name order.
     pub listed: Vec<String>,
     /// Points, tokens or slots fixed by hand, by node name.
@@ -175,11 +175,11 @@ impl ClusterSpec {
     /// membership changes), with the state it needs to be rebuilt exactly
     /// from a file: every node's slot ranges for `slots` (a grown table is
     /// not the balanced layout of its nodes), every token for `cassandra`,
-    /// the bucket (join) order for `jump`, for `ring` the points of every
-    /// node whose points are not the generated ones (listed in the file,
-    /// allocated, moved). Nodes keep their listed order; new ones follow in
-    /// the snapshot's order. O(P + N) (a ring hashes its P points once),
-    /// or O(16384) for slots.
+    /// the bucket (join) order for `jump`, `jumpback`, `binomial` and
+    /// `fliphash`, for `ring` the points of every node whose points are not
+    /// the generated ones (listed in the file, allocated, moved). Nodes keep
+    /// their listed order; new ones follow in the snapshot's order. O(P + N)
+    /// (a ring hashes its P points once), or O(16384) for slots.
     ///
     /// Refuses a memento snapshot with removed buckets: a cluster file has
     /// no way to say which buckets were removed, and rebuilding its nodes
@@ -200,6 +200,9 @@ impl ClusterSpec {
             .collect();
         match placement {
             AnyPlacement::Jump(jump) => listed = names_of(&nodes, jump.buckets().iter().copied()),
+            AnyPlacement::JumpBack(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
+            AnyPlacement::Binomial(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
+            AnyPlacement::FlipHash(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
             AnyPlacement::Memento(m) if m.removed_count() > 0 => {
                 return Err(Error::Unsupported {
                     algorithm: "memento",

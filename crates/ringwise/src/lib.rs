@@ -31,6 +31,9 @@
 //! | [`Rendezvous`] | O(N) | only to / from the changed node | weights by the log method |
 //! | [`Jump`] | O(ln N) | optimal; only the last node can leave | no memory, no weights |
 //! | [`Memento`] | O(ln N) + removals | optimal; any node can leave | no weights |
+//! | [`JumpBack`] | O(1) expected | as jump | Hash4j's JumpBackHash; no weights |
+//! | [`Binomial`] | O(1) | as jump | the authors' BinomialHash; no weights |
+//! | [`FlipHash`] | O(1) expected | as jump | DataDog's FlipHash; no weights |
 //! | [`Maglev`] | O(1), one read | near optimal for N ≪ M | Envoy's weighted fill |
 //! | [`MultiProbe`] | O(k log N) | only to / from the changed node | one point per node |
 //! | [`Slots`] | O(1), one read | exactly the new node's slots | Redis Cluster; explicit tables |
@@ -145,9 +148,12 @@ mod movement;
 mod node;
 mod placement;
 
+pub use algo::binomial::{Binomial, binomial_hash};
 pub use algo::cassandra::Tokens;
 pub use algo::envoy_ring::EnvoyRing;
+pub use algo::fliphash::{FlipHash, flip_hash};
 pub use algo::jump::{Jump, jump_consistent_hash, replica_key};
+pub use algo::jumpback::{JumpBack, jump_back_hash};
 pub use algo::ketama::Ketama;
 pub use algo::maglev::Maglev;
 pub use algo::memento::Memento;

@@ -9,8 +9,8 @@
 //! loops.
 //!
 //! Costs differ by algorithm and are stated on each type: `owner` is O(1)
-//! expected for the ring, maglev and slots, O(ln N) for jump, O(N) for
-//! rendezvous, O(k log N) for multi-probe.
+//! expected for the ring, maglev, slots, jumpback, binomial and fliphash,
+//! O(ln N) for jump, O(N) for rendezvous, O(k log N) for multi-probe.
 
 use crate::Error;
 use crate::node::{Node, NodeId, NodeTable};

@@ -30,11 +30,12 @@ struct Promises {
     /// node's keys. Maglev's, ketama's and envoy-ring's moves are near
     /// minimal only: at most [`NEAR_MINIMAL`] times the optimum.
     minimal_moves: bool,
-    /// The same nodes in any order place every key alike. Jump and memento
-    /// read the order: it is their bucket (join) order.
+    /// The same nodes in any order place every key alike. The bucket
+    /// algorithms (jump, jumpback, binomial, fliphash, memento) read the
+    /// order: it is their bucket (join) order.
     order_independent: bool,
-    /// Any node can leave. Jump can remove only the last joined node and
-    /// answers [`Error::Unsupported`] for the others.
+    /// Any node can leave. Jump, jumpback, binomial and fliphash can remove
+    /// only the last joined node and answer [`Error::Unsupported`] for the others.
     any_removal: bool,
     /// Nodes may weigh differently, and heavier ones own more keys. The
     /// others refuse unequal weights with [`Error::Unsupported`].
@@ -61,6 +62,9 @@ fn promises(algorithm: Algorithm) -> Option<Promises> {
         Algorithm::Rendezvous => row(true,  true,   true,   true,   true),
         Algorithm::Jump       => row(true,  false,  false,  false,  true),
         Algorithm::Memento    => row(true,  false,  true,   false,  true),
+        Algorithm::JumpBack   => row(true,  false,  false,  false,  true),
+        Algorithm::Binomial   => row(true,  false,  false,  false,  true),
+        Algorithm::FlipHash   => row(true,  false,  false,  false,  true),
         Algorithm::Maglev     => row(false, true,   true,   true,   true),
         Algorithm::MultiProbe => row(true,  true,   true,   false,  true),
         Algorithm::Slots      => row(true,  true,   true,   false,  false),

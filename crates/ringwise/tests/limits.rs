@@ -182,6 +182,9 @@ fn algorithms_say_which_parameters_they_read() {
     for a in [
         Algorithm::Jump,
         Algorithm::Memento,
+        Algorithm::JumpBack,
+        Algorithm::Binomial,
+        Algorithm::FlipHash,
         Algorithm::Rendezvous,
         Algorithm::Slots,
     ] {

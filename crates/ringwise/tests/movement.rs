@@ -231,6 +231,9 @@ fn sampled_movement_states_an_interval_that_holds() {
         Algorithm::MultiProbe,
         Algorithm::Jump,
         Algorithm::Memento,
+        Algorithm::JumpBack,
+        Algorithm::Binomial,
+        Algorithm::FlipHash,
     ] {
         let old = AnyPlacement::build(algorithm, nodes[..10].to_vec(), &Params::DEFAULT)
             .expect("present");

@@ -132,6 +132,9 @@ fn main() {
         Algorithm::Rendezvous,
         Algorithm::Jump,
         Algorithm::Memento,
+        Algorithm::JumpBack,
+        Algorithm::Binomial,
+        Algorithm::FlipHash,
         Algorithm::MultiProbe,
     ] {
         let count = 100_000;

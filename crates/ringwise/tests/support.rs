@@ -6,6 +6,7 @@ pub mod ownership;
 pub mod process;
 pub mod redis;
 pub mod rng;
+pub mod vectors;
 
 use std::collections::HashSet;
 use std::fmt::Debug;

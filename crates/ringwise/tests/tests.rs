@@ -21,15 +21,18 @@ mod support;
 
 mod allocate;
 mod article;
+mod binomial_vectors;
 mod bounded;
 mod cassandra_peer;
 mod cluster_file;
 mod cluster_write;
 mod compat_vectors;
 mod conformance;
+mod fliphash_vectors;
 mod hash_vectors;
 mod jump_properties;
 mod jump_vectors;
+mod jumpback_vectors;
 mod limits;
 mod live;
 mod maglev_properties;

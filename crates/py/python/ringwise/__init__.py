@@ -132,6 +132,36 @@ class Memento(metaclass=_AlgorithmClass):
     algorithm = "memento"
 
 
+class JumpBack(metaclass=_AlgorithmClass):
+    """Ertl's JumpBackHash (Hash4j's, bit for bit): jump's buckets in constant time.
+
+    >>> JumpBack(["a", "b", "c"]).without_node("c").nodes
+    ['a', 'b']
+    """
+
+    algorithm = "jumpback"
+
+
+class Binomial(metaclass=_AlgorithmClass):
+    """Coluzzi, Brocco and Antonucci's BinomialHash: buckets in listed order, unweighted.
+
+    >>> Binomial(["a", "b"]).with_node("c").nodes
+    ['a', 'b', 'c']
+    """
+
+    algorithm = "binomial"
+
+
+class FlipHash(metaclass=_AlgorithmClass):
+    """Masson and Lee's FlipHash (the ``fliphash`` crate's, bit for bit), unweighted.
+
+    >>> FlipHash(["a", "b"]).algorithm
+    'fliphash'
+    """
+
+    algorithm = "fliphash"
+
+
 class Maglev(metaclass=_AlgorithmClass):
     """Google's Maglev lookup table (``table_size``, a prime).
 
@@ -206,12 +236,14 @@ __all__ = [
     "ALGORITHMS",
     "FLAVORS",
     "HASHES",
+    "Binomial",
     "Cassandra",
     "ClusterFileError",
     "DuplicateNodeError",
     "EmptyError",
     "EnvoyRing",
     "Error",
+    "FlipHash",
     "InvalidLayoutError",
     "InvalidNameError",
     "InvalidParameterError",
@@ -220,6 +252,7 @@ __all__ = [
     "InvalidWeightError",
     "InvalidZoneError",
     "Jump",
+    "JumpBack",
     "Ketama",
     "Maglev",
     "Memento",
