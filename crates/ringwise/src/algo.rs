@@ -21,7 +21,9 @@ use crate::hash::StableHash;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
+pub(crate) mod anchor;
 pub(crate) mod cassandra;
+pub(crate) mod dx;
 pub(crate) mod envoy_ring;
 pub(crate) mod jump;
 pub(crate) mod ketama;
@@ -34,7 +36,9 @@ pub(crate) mod rendezvous;
 pub(crate) mod ring;
 pub(crate) mod slots;
 
+use anchor::Anchor;
 use cassandra::Tokens;
+use dx::Dx;
 use envoy_ring::EnvoyRing;
 use jump::Jump;
 use ketama::Ketama;
@@ -47,7 +51,7 @@ use ring::{Ring, RingView};
 use slots::Slots;
 
 pub(crate) use params::Registered;
-pub use params::{Flavor, Given, Layout, Params};
+pub use params::{Flavor, Given, Layout, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Params};
 
 /// Declares every algorithm once: `/// doc` then `Variant(Type) = "name";`.
 macro_rules! registry {
@@ -231,6 +235,10 @@ registry! {
     Jump(Jump) = "jump";
     /// [`crate::Memento`]: jump plus a table of removed buckets.
     Memento(Memento) = "memento";
+    /// [`crate::Anchor`]: AnchorHash, a fixed capacity, any node can leave.
+    Anchor(Anchor) = "anchor";
+    /// [`crate::Dx`]: DxHash, pseudo-random probes of a fixed capacity.
+    Dx(Dx) = "dx";
     /// [`crate::Maglev`]: Google's lookup table, Envoy's weighted fill.
     Maglev(Maglev) = "maglev";
     /// [`crate::MultiProbe`]: one point per node, k probes per key.

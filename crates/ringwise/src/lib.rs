@@ -144,7 +144,9 @@ mod movement;
 mod node;
 mod placement;
 
+pub use algo::anchor::Anchor;
 pub use algo::cassandra::Tokens;
+pub use algo::dx::Dx;
 pub use algo::envoy_ring::EnvoyRing;
 pub use algo::jump::{Jump, jump_consistent_hash, replica_key};
 pub use algo::ketama::Ketama;
@@ -158,7 +160,9 @@ pub use algo::ring::{
     RingView, Tie, Vnodes, Width, point_count,
 };
 pub use algo::slots::Slots;
-pub use algo::{Algorithm, AnyPlacement, Flavor, Given, Layout, Params};
+pub use algo::{
+    Algorithm, AnyPlacement, Flavor, Given, Layout, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Params,
+};
 pub use cluster::ClusterSpec;
 pub use error::Error;
 pub use hash::{

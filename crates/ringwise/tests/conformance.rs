@@ -9,7 +9,7 @@
 //! property reads its column. A new algorithm in the registry fails
 //! `every_algorithm_states_its_promises` until it has a row.
 //!
-//! Nodes have weight 1 (jump, memento, multi-probe and slots have no
+//! Nodes have weight 1 (jump, memento, anchor, dx, multi-probe and slots have no
 //! weights); `weights_are_followed_or_refused` covers the weights column.
 //! The per-algorithm modules test the rest (published vectors, documented
 //! orders, weighted clusters, models).
@@ -30,8 +30,8 @@ struct Promises {
     /// node's keys. Maglev's, ketama's and envoy-ring's moves are near
     /// minimal only: at most [`NEAR_MINIMAL`] times the optimum.
     minimal_moves: bool,
-    /// The same nodes in any order place every key alike. Jump and memento
-    /// read the order: it is their bucket (join) order.
+    /// The same nodes in any order place every key alike. Jump, memento,
+    /// anchor and dx read the order: it is their bucket (join) order.
     order_independent: bool,
     /// Any node can leave. Jump can remove only the last joined node and
     /// answers [`Error::Unsupported`] for the others.
@@ -61,6 +61,8 @@ fn promises(algorithm: Algorithm) -> Option<Promises> {
         Algorithm::Rendezvous => row(true,  true,   true,   true,   true),
         Algorithm::Jump       => row(true,  false,  false,  false,  true),
         Algorithm::Memento    => row(true,  false,  true,   false,  true),
+        Algorithm::Anchor     => row(true,  false,  true,   false,  true),
+        Algorithm::Dx         => row(true,  false,  true,   false,  true),
         Algorithm::Maglev     => row(false, true,   true,   true,   true),
         Algorithm::MultiProbe => row(true,  true,   true,   false,  true),
         Algorithm::Slots      => row(true,  true,   true,   false,  false),

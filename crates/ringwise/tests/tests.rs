@@ -38,6 +38,7 @@ mod multiprobe_properties;
 mod properties;
 mod redis_slots;
 mod reliability;
+mod removal_vectors;
 mod rendezvous_properties;
 mod seed_peer;
 mod slots_properties;
