@@ -167,8 +167,8 @@ impl ClusterArgs {
     }
 
     /// The parameter options given on the command line, by parameter name.
-    fn given(&self) -> [(&'static str, bool); 8] {
-        let [flavor, min, max, tokens] = self.flavors.given();
+    fn given(&self) -> [(&'static str, bool); 9] {
+        let [flavor, min, max, tokens, capacity] = self.flavors.given();
         [
             ("vnodes", self.vnodes.is_some()),
             ("table_size", self.table_size.is_some()),
@@ -178,6 +178,7 @@ impl ClusterArgs {
             min,
             max,
             tokens,
+            capacity,
         ]
     }
 

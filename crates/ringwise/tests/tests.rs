@@ -39,6 +39,7 @@ mod properties;
 mod redis_slots;
 mod reliability;
 mod removal_vectors;
+mod removals_properties;
 mod rendezvous_properties;
 mod seed_peer;
 mod slots_properties;

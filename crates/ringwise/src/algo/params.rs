@@ -142,10 +142,10 @@ impl Params {
 }
 
 impl Params {
-    /// The capacity `algorithm` builds `nodes` nodes with: `capacity`, or
+    /// The capacity `algorithm` (anchor, dx) builds `nodes` nodes with: `capacity`, or
     /// when 0 twice the nodes (at least [`MIN_DEFAULT_CAPACITY`]). Refuses
     /// one below the node count or above [`MAX_CAPACITY`].
-    pub(crate) fn capacity_for(&self, algorithm: &'static str, nodes: usize) -> Result<u32, Error> {
+    pub fn capacity_for(&self, algorithm: &'static str, nodes: usize) -> Result<u32, Error> {
         let nodes = u32::try_from(nodes).unwrap_or(u32::MAX);
         if self.capacity == 0 {
             return Ok(nodes
