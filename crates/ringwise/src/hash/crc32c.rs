@@ -17,7 +17,7 @@
 const POLY: u32 = 0x82F6_3B78;
 
 /// `TABLES[k][i]`: the CRC of byte `i` followed by `k` zero bytes.
-const TABLES: [[u32; 256]; 8] = tables();
+static TABLES: [[u32; 256]; 8] = tables();
 
 const fn tables() -> [[u32; 256]; 8] {
     let mut t = [[0u32; 256]; 8];
