@@ -117,6 +117,8 @@ def test_convenience_classes():
         (ringwise.Rendezvous, "rendezvous"),
         (ringwise.Jump, "jump"),
         (ringwise.Memento, "memento"),
+        (ringwise.Anchor, "anchor"),
+        (ringwise.Dx, "dx"),
         (ringwise.MultiProbe, "multiprobe"),
         (ringwise.Slots, "slots"),
         (ringwise.Ketama, "ketama"),
