@@ -37,7 +37,7 @@ pub struct ClusterArgs {
     /// Nodes on the command line: NAME[=WEIGHT][@ZONE],... (weights from
     /// 1e-6 to 1e6; whole numbers for ketama and nginx). Kept in the order
     /// given, which ketama (ties), envoy-ring (point counts), jump and
-    /// memento (buckets) read: list them as the peer does.
+    /// memento, anchor, dx (buckets) read: list them as the peer does.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     nodes: Option<String>,
     /// Or the cluster held in etcd now (one linearizable read of

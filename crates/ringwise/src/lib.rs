@@ -31,6 +31,8 @@
 //! | [`Rendezvous`] | O(N) | only to / from the changed node | weights by the log method |
 //! | [`Jump`] | O(ln N) | optimal; only the last node can leave | no memory, no weights |
 //! | [`Memento`] | O(ln N) + removals | optimal; any node can leave | no weights |
+//! | [`Anchor`] | O(1) expected + removals | optimal; any node can leave | fixed capacity; no weights |
+//! | [`Dx`] | capacity / N draws | optimal; any node can leave | fixed capacity; no weights |
 //! | [`Maglev`] | O(1), one read | near optimal for N ≪ M | Envoy's weighted fill |
 //! | [`MultiProbe`] | O(k log N) | only to / from the changed node | one point per node |
 //! | [`Slots`] | O(1), one read | exactly the new node's slots | Redis Cluster; explicit tables |
@@ -89,7 +91,7 @@
 //! # Ok::<(), ringwise::Error>(())
 //! ```
 //!
-//! ## Rendezvous, jump, memento, maglev, multi-probe, slots
+//! ## Rendezvous, jump, memento, anchor, dx, maglev, multi-probe, slots
 //!
 //! All are [`Placement`]s over the same node table, so the same code runs
 //! any of them; [`AnyPlacement`] picks one by name:
@@ -125,8 +127,8 @@
 //! # Determinism
 //!
 //! Placement depends only on the algorithm, the hash, the parameters and the
-//! node set: never on insertion order (except jump and memento, whose bucket
-//! order is the join order, and the list-order [`Tie`] rules), platform,
+//! node set: never on insertion order (except jump, memento, anchor and dx,
+//! whose bucket order is the join order, and the list-order [`Tie`] rules), platform,
 //! process or Rust version. Nothing here uses `std::hash::Hash`,
 //! `DefaultHasher` or `RandomState`.
 //!
