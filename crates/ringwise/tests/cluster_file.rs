@@ -206,7 +206,11 @@ fn capacity_is_read_and_checked_on_its_line() {
         for bad in ["1", "4194305"] {
             let text = format!("algorithm = \"{algorithm}\"\ncapacity = {bad}\n{nodes}");
             let (line, field, message) = error(&text);
-            assert_eq!((line, field.as_deref()), (Some(2), Some("capacity")), "{message}");
+            assert_eq!(
+                (line, field.as_deref()),
+                (Some(2), Some("capacity")),
+                "{message}"
+            );
             assert!(message.contains("capacity"), "{message}");
         }
     }
