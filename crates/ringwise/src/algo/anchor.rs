@@ -22,10 +22,10 @@
 //! undoes exactly that, so leave-then-join restores every owner.
 //!
 //! Lookup of `h`: `bs = crc32c(h, 0)`, `b = bs mod capacity`; while `A[b] > 0`
-//! (removed): `bs = crc32c(h - bs, bs)`, `c = bs mod A[b]` (a position of the
-//! working set as it was when `b` left); if `A[c] < A[b]` (`c` worked then)
+//! (removed): `bs = crc32c(h - bs, bs)`, `c = bs mod A[b]` (one of as many
+//! buckets as worked when `b` left); if `A[c] < A[b]` (`c` worked then)
 //! `b = c`, else follow `K` from `c` (from `K[b]` if `c = b`) while the bucket
-//! left no later than `b` did.
+//! left no later than `b` did (`updates.rs`: the membership changes).
 //!
 //! Worked example, capacity 4, working {0, 1, 2} (A = [0, 0, 0, 3]); remove
 //! 0: N = 2, `W[0] = W[2] = 2`, so `K[0] = 2`, `A[0] = 2`. A key with first
@@ -44,6 +44,11 @@
 //! (`capacity = ...`; default twice the nodes, at least 256). A join
 //! beyond it is [`Error::CapacityFull`]. The first hash keeps 32 bits of
 //! the key hash (the reference's CRC); no weights; zones are ignored.
+
+mod fast_mod;
+mod updates;
+
+use fast_mod::{fast_mod, magic};
 
 use crate::Error;
 use crate::algo::jump::{check_unweighted, check_weight, replica_draws};
@@ -82,26 +87,8 @@ pub struct Anchor {
     fresh: u32,
     size: u32,
     /// `⌈2^64 / capacity⌉`, so the first `mod capacity` is two
-    /// multiplications instead of a division ([`fast_mod`]).
+    /// multiplications instead of a division (`fast_mod`).
     magic: u64,
-}
-
-/// `a mod d` for any 32-bit `a` and `d >= 1`, exactly, given
-/// `magic = ⌈2^64 / d⌉` (Lemire, Kaser, Kurz, "Faster remainder by direct
-/// computation", 2019): the low 64 bits of `magic · a` are the fraction
-/// `a / d` in 64-bit fixed point, and times `d` its integer part is the
-/// remainder. Example, d = 3, a = 7: magic = 6148914691236517206, the
-/// fraction is 0.333... · 2^64 (7/3 = 2 + 1/3), times 3 → 1.
-#[inline]
-fn fast_mod(a: u32, d: u32, magic: u64) -> u32 {
-    let fraction = magic.wrapping_mul(u64::from(a));
-    ((u128::from(fraction) * u128::from(d)) >> 64) as u32
-}
-
-/// `⌈2^64 / d⌉` (`u64::MAX / d + 1`), for [`fast_mod`]; d = 1 wraps to 0,
-/// which still gives remainder 0.
-fn magic(d: u32) -> u64 {
-    (u64::MAX / u64::from(d.max(1))).wrapping_add(1)
 }
 
 impl Anchor {
@@ -202,42 +189,6 @@ impl Anchor {
             .copied()
             .filter(|&id| id != NONE)
     }
-
-    /// `UpdateRemoval(b)`: `W[N-1]` takes `b`'s position.
-    fn remove_bucket(&mut self, b: u32) {
-        self.size -= 1;
-        let (n, bu) = (self.size as usize, b as usize);
-        let last = self.w[n];
-        self.w[self.l[bu] as usize] = last;
-        self.l[last as usize] = self.l[bu];
-        self.cells[bu] = Cell {
-            a: self.size,
-            k: last,
-        };
-        if self.removed.is_empty() && self.fresh == self.size + 1 && b == self.size {
-            self.fresh = b; // the state of a fresh build with one node less
-        } else {
-            self.removed.push(b);
-        }
-    }
-
-    /// `UpdateNewBucket()`: the last removed bucket comes back.
-    fn restore_bucket(&mut self) -> Option<u32> {
-        let b = match self.removed.pop() {
-            Some(b) => b,
-            None if self.fresh < self.capacity() => {
-                self.fresh += 1;
-                self.fresh - 1
-            }
-            None => return None,
-        };
-        let n = self.size as usize;
-        self.l[self.w[n] as usize] = self.size;
-        self.w[self.l[b as usize] as usize] = b;
-        self.size += 1;
-        self.cells[b as usize] = Cell { a: 0, k: b };
-        Some(b)
-    }
 }
 
 impl Placement for Anchor {
@@ -324,24 +275,4 @@ impl Registered for Anchor {
     }
 
     const READS: &'static [&'static str] = &["capacity"];
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fast_mod_is_exact() {
-        let mut x = 0x9E37_79B9u32;
-        for d in [1u32, 2, 3, 7, 13, 1000, 65_537, 4_194_304, u32::MAX] {
-            let m = magic(d);
-            for a in [0, 1, d - 1, d, u32::MAX, u32::MAX - 1] {
-                assert_eq!(fast_mod(a, d, m), a % d, "{a} mod {d}");
-            }
-            for _ in 0..10_000 {
-                x = x.wrapping_mul(0x0019_660D).wrapping_add(0x3C6E_F35F);
-                assert_eq!(fast_mod(x, d, m), x % d, "{x} mod {d}");
-            }
-        }
-    }
 }
