@@ -59,7 +59,11 @@ fn params(algorithm: Algorithm) -> Params {
 fn history_free(algorithm: Algorithm) -> bool {
     !matches!(
         algorithm,
-        Algorithm::Jump | Algorithm::Memento | Algorithm::Slots
+        Algorithm::Jump
+            | Algorithm::Memento
+            | Algorithm::Anchor
+            | Algorithm::Dx
+            | Algorithm::Slots
     )
 }
 
@@ -109,6 +113,7 @@ impl Run {
                 | Error::UnknownNode { .. }
                 | Error::Unsupported { .. }
                 | Error::TooManyPoints { .. }
+                | Error::CapacityFull { .. }
                 | Error::InvalidParameter { .. },
             ) => {}
             Err(other) => panic!("undocumented refusal: {other:?}"),

@@ -11,7 +11,7 @@
 use std::ffi::OsStr;
 
 use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
-use ringwise::{Algorithm, Error, Flavor, MAX_VNODES, Params, StableHash};
+use ringwise::{Algorithm, Error, Flavor, MAX_CAPACITY, MAX_VNODES, Params, StableHash};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct AlgoArgs {
@@ -51,6 +51,11 @@ pub struct FlavorArgs {
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_VNODES)))]
     pub num_tokens: Option<u32>,
+    /// Fixed number of buckets, working or not (anchor, dx; default twice
+    /// the nodes, at least 256; at most 4194304). A new capacity moves keys.
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CAPACITY)))]
+    pub capacity: Option<u32>,
 }
 
 impl FlavorArgs {
@@ -68,15 +73,19 @@ impl FlavorArgs {
         if let Some(tokens) = self.num_tokens {
             params.num_tokens = tokens;
         }
+        if let Some(capacity) = self.capacity {
+            params.capacity = capacity;
+        }
     }
 
     /// Which were given, by parameter name.
-    pub fn given(&self) -> [(&'static str, bool); 4] {
+    pub fn given(&self) -> [(&'static str, bool); 5] {
         [
             ("flavor", self.flavor.is_some()),
             ("min_ring_size", self.min_ring_size.is_some()),
             ("max_ring_size", self.max_ring_size.is_some()),
             ("num_tokens", self.num_tokens.is_some()),
+            ("capacity", self.capacity.is_some()),
         ]
     }
 

@@ -37,7 +37,7 @@ pub struct ClusterArgs {
     /// Nodes on the command line: NAME[=WEIGHT][@ZONE],... (weights from
     /// 1e-6 to 1e6; whole numbers for ketama and nginx). Kept in the order
     /// given, which ketama (ties), envoy-ring (point counts), jump and
-    /// memento (buckets) read: list them as the peer does.
+    /// memento, anchor, dx (buckets) read: list them as the peer does.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     nodes: Option<String>,
     /// Or the cluster held in etcd now (one linearizable read of
@@ -167,8 +167,8 @@ impl ClusterArgs {
     }
 
     /// The parameter options given on the command line, by parameter name.
-    fn given(&self) -> [(&'static str, bool); 8] {
-        let [flavor, min, max, tokens] = self.flavors.given();
+    fn given(&self) -> [(&'static str, bool); 9] {
+        let [flavor, min, max, tokens, capacity] = self.flavors.given();
         [
             ("vnodes", self.vnodes.is_some()),
             ("table_size", self.table_size.is_some()),
@@ -178,6 +178,7 @@ impl ClusterArgs {
             min,
             max,
             tokens,
+            capacity,
         ]
     }
 

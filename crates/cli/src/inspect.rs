@@ -229,7 +229,8 @@ fn width_words(width: Width) -> &'static str {
 /// by their cluster-file names: `vnodes` (ring), `table_size` (maglev),
 /// `probes` (multiprobe), `flavor` (ketama), `min_ring_size` and
 /// `max_ring_size` (envoy-ring), `num_tokens` (cassandra, unless every node
-/// lists its tokens).
+/// lists its tokens), `capacity` (anchor, dx: the one built, also when
+/// the default chose it).
 fn settings(spec: &ClusterSpec) -> Vec<(&'static str, serde_json::Value)> {
     let p = &spec.params;
     let all_listed = spec.nodes.iter().all(|n| spec.layout.contains_key(&n.name));
@@ -245,6 +246,10 @@ fn settings(spec: &ClusterSpec) -> Vec<(&'static str, serde_json::Value)> {
                 "min_ring_size" => p.min_ring_size.into(),
                 "max_ring_size" => p.max_ring_size.into(),
                 "num_tokens" if !all_listed => p.num_tokens.into(),
+                "capacity" => p
+                    .capacity_for(spec.algorithm.name(), spec.nodes.len())
+                    .unwrap_or(p.capacity)
+                    .into(),
                 _ => return None,
             };
             Some((name, value))

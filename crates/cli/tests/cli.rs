@@ -306,3 +306,56 @@ fn keys_in_blocks_answer_like_one_key_at_a_time() {
         assert_eq!(keys[2500..], ["crlf", "last"], "{algo}");
     }
 }
+
+/// `--capacity` sets anchor's and dx's bucket count: the answers are the
+/// library's for that capacity, and a capacity below the node count is a
+/// usage error naming the option.
+#[test]
+fn capacity_option_sets_the_bucket_count() {
+    use ringwise::{AnyPlacement, KeyHasher, Node, Params, Placement};
+    let keys: Vec<String> = (0..50).map(|i| format!("user:{i}")).collect();
+    let input = keys.join("\n") + "\n";
+    for algorithm in [Algorithm::Anchor, Algorithm::Dx] {
+        let name = algorithm.name();
+        let args = [
+            "lookup",
+            "--algo",
+            name,
+            "--nodes",
+            "a,b,c",
+            "--capacity",
+            "7",
+        ];
+        let out = ringwise(&args, input.as_bytes());
+        assert_success(&out);
+        let params = Params {
+            capacity: 7,
+            ..Params::DEFAULT
+        };
+        let nodes = ["a", "b", "c"].map(Node::new).into();
+        let p = AnyPlacement::build(algorithm, nodes, &params).expect("valid");
+        let want: String = keys
+            .iter()
+            .map(|k| {
+                let id = p.owner(StableHash::Xxh3.hash(k.as_bytes())).expect("nodes");
+                format!("{k}\t{}\n", p.nodes().name(id).expect("named"))
+            })
+            .collect();
+        assert_eq!(stdout(&out), want, "{name}");
+        let bad = ringwise(
+            &[
+                "lookup",
+                "--algo",
+                name,
+                "--nodes",
+                "a,b,c",
+                "--capacity",
+                "2",
+                "k",
+            ],
+            b"",
+        );
+        assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+        assert!(stderr(&bad).contains("capacity"), "{}", stderr(&bad));
+    }
+}

@@ -181,7 +181,7 @@ impl Placement {
     #[new]
     #[pyo3(signature = (nodes=None, *, algorithm="ring", hash=None, vnodes=160, flavor=None,
         table_size=65537, probes=21, min_ring_size=1024, max_ring_size=8388608, num_tokens=16,
-        max_points=None, secret=None, hash_tag=None))]
+        capacity=0, max_points=None, secret=None, hash_tag=None))]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
         py: Python<'_>,
@@ -195,6 +195,7 @@ impl Placement {
         min_ring_size: u64,
         max_ring_size: u64,
         num_tokens: u64,
+        capacity: u32,
         max_points: Option<u64>,
         secret: Option<&str>,
         hash_tag: Option<&str>,
@@ -209,6 +210,7 @@ impl Placement {
             min_ring_size,
             max_ring_size,
             num_tokens: small(num_tokens, "num_tokens")?,
+            capacity,
             ..Params::DEFAULT
         };
         if let Some(flavor) = flavor {

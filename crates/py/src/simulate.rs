@@ -24,6 +24,7 @@ const OPTIONS: &[&str] = &[
     "min_ring_size",
     "max_ring_size",
     "num_tokens",
+    "capacity",
     "keys",
     "nodes",
     "vnodes",
@@ -109,6 +110,9 @@ pub fn simulate(py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult
     }
     if let Some(v) = get("num_tokens")? {
         params.num_tokens = v.extract()?;
+    }
+    if let Some(v) = get("capacity")? {
+        params.capacity = v.extract()?;
     }
     if ring_size_given {
         ringwise::EnvoyRing::new(params.min_ring_size, params.max_ring_size).map_err(to_py)?;

@@ -120,6 +120,8 @@ def test_convenience_classes():
         (ringwise.JumpBack, "jumpback"),
         (ringwise.Binomial, "binomial"),
         (ringwise.FlipHash, "fliphash"),
+        (ringwise.Anchor, "anchor"),
+        (ringwise.Dx, "dx"),
         (ringwise.MultiProbe, "multiprobe"),
         (ringwise.Slots, "slots"),
         (ringwise.Ketama, "ketama"),

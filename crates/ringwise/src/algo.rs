@@ -21,8 +21,10 @@ use crate::hash::StableHash;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
+pub(crate) mod anchor;
 pub(crate) mod binomial;
 pub(crate) mod cassandra;
+pub(crate) mod dx;
 pub(crate) mod envoy_ring;
 pub(crate) mod fliphash;
 mod join_order;
@@ -38,8 +40,10 @@ pub(crate) mod rendezvous;
 pub(crate) mod ring;
 pub(crate) mod slots;
 
+use anchor::Anchor;
 use binomial::Binomial;
 use cassandra::Tokens;
+use dx::Dx;
 use envoy_ring::EnvoyRing;
 use fliphash::FlipHash;
 use jump::Jump;
@@ -54,7 +58,7 @@ use ring::{Ring, RingView};
 use slots::Slots;
 
 pub(crate) use params::Registered;
-pub use params::{Flavor, Given, Layout, Params};
+pub use params::{Flavor, Given, Layout, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Params};
 
 /// Declares every algorithm once: `/// doc` then `Variant(Type) = "name";`.
 macro_rules! registry {
@@ -245,6 +249,10 @@ registry! {
     Binomial(Binomial) = "binomial";
     /// [`crate::FlipHash`]: Masson & Lee's FlipHash, O(1); join order.
     FlipHash(FlipHash) = "fliphash";
+    /// [`crate::Anchor`]: AnchorHash, a fixed capacity, any node can leave.
+    Anchor(Anchor) = "anchor";
+    /// [`crate::Dx`]: DxHash, pseudo-random probes of a fixed capacity.
+    Dx(Dx) = "dx";
     /// [`crate::Maglev`]: Google's lookup table, Envoy's weighted fill.
     Maglev(Maglev) = "maglev";
     /// [`crate::MultiProbe`]: one point per node, k probes per key.

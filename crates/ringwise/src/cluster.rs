@@ -16,6 +16,7 @@
 //! # min_ring_size = 1024    # envoy-ring
 //! # max_ring_size = 8388608 # envoy-ring
 //! # num_tokens = 16         # cassandra: tokens of a node that lists none
+//! # capacity = 1024         # anchor, dx: fixed bucket count (default: twice the nodes, at least 256)
 //! # epsilon = 0.25        # optional: bounded loads for keys looked up together
 //! # secret = "00112233445566778899aabbccddeeff"   # required by hash = "siphash"
 //!
@@ -175,15 +176,18 @@ impl ClusterSpec {
     /// membership changes), with the state it needs to be rebuilt exactly
     /// from a file: every node's slot ranges for `slots` (a grown table is
     /// not the balanced layout of its nodes), every token for `cassandra`,
-    /// the bucket (join) order for `jump`, `jumpback`, `binomial` and
-    /// `fliphash`, for `ring` the points of every node whose points are not
+    /// the bucket (join) order for `jump`, `jumpback`, `binomial`,
+    /// `fliphash`, `memento`, `anchor` and `dx` (with the capacity of the
+    /// last two), for `ring` the points of every node whose points are not
     /// the generated ones (listed in the file, allocated, moved). Nodes keep
     /// their listed order; new ones follow in the snapshot's order. O(P + N)
-    /// (a ring hashes its P points once), or O(16384) for slots.
+    /// (a ring hashes its P points once), O(16384) for slots, O(capacity)
+    /// for anchor and dx.
     ///
-    /// Refuses a memento snapshot with removed buckets: a cluster file has
-    /// no way to say which buckets were removed, and rebuilding its nodes
-    /// without that history would move keys.
+    /// Refuses a memento, anchor or dx snapshot with removed buckets that a
+    /// join has not taken back: a cluster file has no way to say which
+    /// buckets were removed, and rebuilding its nodes without that history
+    /// would move keys.
     pub fn pinned(&self, placement: &AnyPlacement) -> Result<Self, Error> {
         let nodes = placement.nodes().clone();
         let mut listed: Vec<String> = self
@@ -198,18 +202,22 @@ impl ClusterSpec {
             .filter(|(name, _)| nodes.contains(name))
             .map(|(name, given)| (name.clone(), given.clone()))
             .collect();
+        let mut params = self.params;
         match placement {
             AnyPlacement::Jump(jump) => listed = names_of(&nodes, jump.buckets().iter().copied()),
             AnyPlacement::JumpBack(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
             AnyPlacement::Binomial(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
             AnyPlacement::FlipHash(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
-            AnyPlacement::Memento(m) if m.removed_count() > 0 => {
-                return Err(Error::Unsupported {
-                    algorithm: "memento",
-                    operation: "describe a memento cluster with removed buckets as a file".into(),
-                    reason: "a cluster file cannot record which buckets were removed; keep \
-                             the live snapshot, or re-plan from a file that lists the nodes",
-                });
+            AnyPlacement::Memento(m) if m.removed_count() > 0 => return Err(holes("memento")),
+            AnyPlacement::Anchor(a) if a.removed_count() > 0 => return Err(holes("anchor")),
+            AnyPlacement::Dx(d) if d.removed_count() > 0 => return Err(holes("dx")),
+            AnyPlacement::Anchor(a) => {
+                listed = names_of(&nodes, a.bucket_order());
+                params.capacity = a.capacity();
+            }
+            AnyPlacement::Dx(d) => {
+                listed = names_of(&nodes, d.bucket_order());
+                params.capacity = d.capacity();
             }
             AnyPlacement::Memento(m) => {
                 listed = names_of(&nodes, m.buckets().iter().copied().flatten());
@@ -239,6 +247,7 @@ impl ClusterSpec {
             nodes,
             listed,
             layout,
+            params,
             ..self.clone()
         })
     }
@@ -270,6 +279,23 @@ fn given_points(ring: &Ring) -> Result<Layout, Error> {
         }
     }
     Ok(layout)
+}
+
+/// Why a snapshot with removed buckets has no cluster file.
+fn holes(algorithm: &'static str) -> Error {
+    Error::Unsupported {
+        algorithm,
+        operation: format!(
+            "describe {} {algorithm} cluster with removed buckets as a file",
+            if algorithm.starts_with('a') {
+                "an"
+            } else {
+                "a"
+            }
+        ),
+        reason: "a cluster file cannot record which buckets were removed; keep \
+                 the live snapshot, or re-plan from a file that lists the nodes",
+    }
 }
 
 /// The names of `ids`, in order.

@@ -61,6 +61,13 @@ pub enum Error {
         operation: String,
         reason: &'static str,
     },
+    /// A node could not join an `anchor` or `dx` cluster: every one of its
+    /// `capacity` buckets is in use.
+    CapacityFull {
+        algorithm: &'static str,
+        capacity: u32,
+        node: String,
+    },
     /// Points, tokens or slots given by hand do not fit: a slot owned twice
     /// or by no one, a token given to two nodes, a field the algorithm does
     /// not read.
@@ -128,6 +135,16 @@ impl fmt::Display for Error {
                 mebibytes(*bytes)
             ),
             Error::UnknownNode { name } => write!(f, "no node named {name:?} in the cluster"),
+            Error::CapacityFull {
+                algorithm,
+                capacity,
+                node,
+            } => write!(
+                f,
+                "node {node:?} cannot join: this {algorithm} cluster has all of its \
+                 {capacity} buckets in use (capacity = {capacity}); remove a node first, or \
+                 rebuild with a larger `capacity` (a new capacity moves keys)"
+            ),
             Error::UnknownHash { name, known } => write!(
                 f,
                 "unknown hash {name:?}: expected one of {}",

@@ -39,9 +39,11 @@ use siphasher::sip::SipHasher24;
 
 use crate::Error;
 
+mod crc32c;
 mod redis_crc16;
 mod wire;
 
+pub(crate) use crc32c::crc32c_u64;
 pub use redis_crc16::{RedisSlot, SLOT_COUNT, key_slot};
 pub use wire::{
     cassandra_token, cell_key, cell_point, cell_value, composite_partition_key, crc32,

@@ -34,6 +34,8 @@
 //! | [`JumpBack`] | O(1) expected | as jump | Hash4j's JumpBackHash; no weights |
 //! | [`Binomial`] | O(1) | as jump | the authors' BinomialHash; no weights |
 //! | [`FlipHash`] | O(1) expected | as jump | DataDog's FlipHash; no weights |
+//! | [`Anchor`] | O(1) expected + removals | optimal; any node can leave | fixed capacity; no weights |
+//! | [`Dx`] | capacity / N draws | optimal; any node can leave | fixed capacity; no weights |
 //! | [`Maglev`] | O(1), one read | near optimal for N ≪ M | Envoy's weighted fill |
 //! | [`MultiProbe`] | O(k log N) | only to / from the changed node | one point per node |
 //! | [`Slots`] | O(1), one read | exactly the new node's slots | Redis Cluster; explicit tables |
@@ -92,7 +94,7 @@
 //! # Ok::<(), ringwise::Error>(())
 //! ```
 //!
-//! ## Rendezvous, jump, memento, maglev, multi-probe, slots
+//! ## Rendezvous, jump, memento, anchor, dx, maglev, multi-probe, slots
 //!
 //! All are [`Placement`]s over the same node table, so the same code runs
 //! any of them; [`AnyPlacement`] picks one by name:
@@ -128,8 +130,8 @@
 //! # Determinism
 //!
 //! Placement depends only on the algorithm, the hash, the parameters and the
-//! node set: never on insertion order (except jump and memento, whose bucket
-//! order is the join order, and the list-order [`Tie`] rules), platform,
+//! node set: never on insertion order (except jump, memento, anchor and dx,
+//! whose bucket order is the join order, and the list-order [`Tie`] rules), platform,
 //! process or Rust version. Nothing here uses `std::hash::Hash`,
 //! `DefaultHasher` or `RandomState`.
 //!
@@ -148,8 +150,10 @@ mod movement;
 mod node;
 mod placement;
 
+pub use algo::anchor::Anchor;
 pub use algo::binomial::{Binomial, binomial_hash};
 pub use algo::cassandra::Tokens;
+pub use algo::dx::Dx;
 pub use algo::envoy_ring::EnvoyRing;
 pub use algo::fliphash::{FlipHash, flip_hash};
 pub use algo::jump::{Jump, jump_consistent_hash, replica_key};
@@ -165,7 +169,9 @@ pub use algo::ring::{
     RingView, Tie, Vnodes, Width, point_count,
 };
 pub use algo::slots::Slots;
-pub use algo::{Algorithm, AnyPlacement, Flavor, Given, Layout, Params};
+pub use algo::{
+    Algorithm, AnyPlacement, Flavor, Given, Layout, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Params,
+};
 pub use allocate::{Allocator, Balance, MAX_ALLOCATED, MAX_ALLOCATION_REPLICAS, Relocation};
 pub use cluster::ClusterSpec;
 pub use error::Error;

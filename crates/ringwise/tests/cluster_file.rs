@@ -192,3 +192,29 @@ fn fingerprint_follows_what_decides_placement() {
     };
     assert_ne!(keyed(&"0".repeat(32)), keyed(&"1".repeat(32)));
 }
+
+/// `capacity` (anchor, dx): read from the file; below the node count or
+/// above the limit it names its own line and field.
+#[test]
+fn capacity_is_read_and_checked_on_its_line() {
+    let nodes = "[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n";
+    for algorithm in ["anchor", "dx"] {
+        let text = format!("algorithm = \"{algorithm}\"\ncapacity = 5\n{nodes}");
+        let spec = ClusterSpec::from_toml(&text).expect("valid");
+        assert_eq!(spec.params.capacity, 5);
+        assert!(spec.to_toml().contains("capacity = 5"));
+        for bad in ["1", "4194305"] {
+            let text = format!("algorithm = \"{algorithm}\"\ncapacity = {bad}\n{nodes}");
+            let (line, field, message) = error(&text);
+            assert_eq!(
+                (line, field.as_deref()),
+                (Some(2), Some("capacity")),
+                "{message}"
+            );
+            assert!(message.contains("capacity"), "{message}");
+        }
+    }
+    // Another algorithm ignores it (with a warning from the CLI).
+    let spec = ClusterSpec::from_toml(&format!("capacity = 5\n{nodes}")).expect("valid");
+    assert_eq!(spec.ignored_params(), ["capacity"]);
+}

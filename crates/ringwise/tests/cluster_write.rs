@@ -168,9 +168,12 @@ fn pinned_specs_rebuild_changed_snapshots() {
         ];
         if !last_only.contains(&algorithm) {
             let shrunk = grown.without_node("a");
-            if algorithm == Algorithm::Memento {
-                let error = spec.pinned(&shrunk.expect("memento removes any node"));
-                assert!(error.is_err(), "memento's removals cannot be written");
+            if matches!(
+                algorithm,
+                Algorithm::Memento | Algorithm::Anchor | Algorithm::Dx
+            ) {
+                let error = spec.pinned(&shrunk.expect("removes any node"));
+                assert!(error.is_err(), "{algorithm}'s removals cannot be written");
                 continue;
             }
             rebuilds_exactly(&spec, &shrunk.expect("shrinks"));

@@ -9,7 +9,7 @@
 //! property reads its column. A new algorithm in the registry fails
 //! `every_algorithm_states_its_promises` until it has a row.
 //!
-//! Nodes have weight 1 (jump, memento, multi-probe and slots have no
+//! Nodes have weight 1 (jump, memento, anchor, dx, multi-probe and slots have no
 //! weights); `weights_are_followed_or_refused` covers the weights column.
 //! The per-algorithm modules test the rest (published vectors, documented
 //! orders, weighted clusters, models).
@@ -31,8 +31,8 @@ struct Promises {
     /// minimal only: at most [`NEAR_MINIMAL`] times the optimum.
     minimal_moves: bool,
     /// The same nodes in any order place every key alike. The bucket
-    /// algorithms (jump, jumpback, binomial, fliphash, memento) read the
-    /// order: it is their bucket (join) order.
+    /// algorithms (jump, jumpback, binomial, fliphash, memento, anchor, dx)
+    /// read the order: it is their bucket (join) order.
     order_independent: bool,
     /// Any node can leave. Jump, jumpback, binomial and fliphash can remove
     /// only the last joined node and answer [`Error::Unsupported`] for the others.
@@ -65,6 +65,8 @@ fn promises(algorithm: Algorithm) -> Option<Promises> {
         Algorithm::JumpBack   => row(true,  false,  false,  false,  true),
         Algorithm::Binomial   => row(true,  false,  false,  false,  true),
         Algorithm::FlipHash   => row(true,  false,  false,  false,  true),
+        Algorithm::Anchor     => row(true,  false,  true,   false,  true),
+        Algorithm::Dx         => row(true,  false,  true,   false,  true),
         Algorithm::Maglev     => row(false, true,   true,   true,   true),
         Algorithm::MultiProbe => row(true,  true,   true,   false,  true),
         Algorithm::Slots      => row(true,  true,   true,   false,  false),

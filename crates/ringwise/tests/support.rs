@@ -21,6 +21,21 @@ pub fn owner_name<P: Placement>(placement: &P, hash: u64) -> Option<&str> {
         .and_then(|id| placement.nodes().name(id))
 }
 
+/// The x86 `crc32q` instruction by its definition, one bit at a time: the
+/// seed's low 32 bits start the CRC-32C (no inversions), then the key's 8
+/// little-endian bytes. The models of `anchor` and `memento` hash with it,
+/// independently of the library's table-driven one.
+pub fn crc32c_u64(key: u64, seed: u64) -> u32 {
+    let mut crc = seed as u32;
+    for byte in key.to_le_bytes() {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0x82F6_3B78 & (crc & 1).wrapping_neg());
+        }
+    }
+    crc
+}
+
 /// Nodes of weight 1 without zones, in the order given.
 pub fn nodes<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> Vec<Node> {
     names.into_iter().map(|n| Node::new(n.as_ref())).collect()

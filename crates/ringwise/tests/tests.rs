@@ -42,6 +42,8 @@ mod multiprobe_properties;
 mod properties;
 mod redis_slots;
 mod reliability;
+mod removal_vectors;
+mod removals_properties;
 mod rendezvous_properties;
 mod seed_peer;
 mod slots_properties;

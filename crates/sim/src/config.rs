@@ -172,6 +172,10 @@ fn read_params<S: serde::Serializer>(params: &Params, s: S) -> Result<S::Ok, S::
     map.serialize_entry("min_ring_size", &params.min_ring_size)?;
     map.serialize_entry("max_ring_size", &params.max_ring_size)?;
     map.serialize_entry("num_tokens", &params.num_tokens)?;
+    // Written only when set, so documents of runs without it stay as they were.
+    if params.capacity != 0 {
+        map.serialize_entry("capacity", &params.capacity)?;
+    }
     map.end()
 }
 

@@ -162,6 +162,26 @@ class FlipHash(metaclass=_AlgorithmClass):
     algorithm = "fliphash"
 
 
+class Anchor(metaclass=_AlgorithmClass):
+    """AnchorHash: a fixed ``capacity`` of buckets, any node may leave.
+
+    >>> Anchor(["a", "b", "c"], capacity=8).without_node("b").nodes
+    ['a', 'c']
+    """
+
+    algorithm = "anchor"
+
+
+class Dx(metaclass=_AlgorithmClass):
+    """DxHash: pseudo-random probes of a fixed ``capacity`` of buckets.
+
+    >>> Dx(["a", "b", "c"], capacity=8).without_node("a").nodes
+    ['b', 'c']
+    """
+
+    algorithm = "dx"
+
+
 class Maglev(metaclass=_AlgorithmClass):
     """Google's Maglev lookup table (``table_size``, a prime).
 
@@ -236,10 +256,12 @@ __all__ = [
     "ALGORITHMS",
     "FLAVORS",
     "HASHES",
+    "Anchor",
     "Binomial",
     "Cassandra",
     "ClusterFileError",
     "DuplicateNodeError",
+    "Dx",
     "EmptyError",
     "EnvoyRing",
     "Error",

@@ -2,7 +2,24 @@
 //!
 //! Paper: Coluzzi, Brocco, Antonucci, Leidi, "MementoHash: A Stateful,
 //! Minimal Memory, Best Performing Consistent Hash Algorithm",
-//! arXiv:2306.09783 (IEEE/ACM ToN 2024).
+//! arXiv:2306.09783 (IEEE/ACM ToN 2024). Reference: the authors' C++
+//! `MementoEngine::getBucketCRC32c(key, 0)`
+//! (`slashdotted/cpp-consistent-hashing-algorithms`, Brocco, the C++
+//! sibling of SUPSI's Java repository), bit for bit, removals and LIFO
+//! restores included. Why that one: it is the authors' only lookup that
+//! takes a 64-bit key, which is what a [`Placement`] receives; their
+//! string-key lookups (Java's `getBucket(String)`, C++'s
+//! `getBucket(string_view)`) rehash the key's *bytes* on every removed
+//! bucket, which no placement sees. Vectors:
+//! `tests/fixtures/memento_vectors.txt`.
+//!
+//! Changed (the repository keeps no CHANGELOG, so it is noted here): until now `memento` jumped with the
+//! key hash itself and rehashed with XXH3 (`xxh3_64_with_seed(h, b)`), a
+//! reading of the paper's prose that matched no implementation. Now the
+//! first bucket is `jump(crc32c(h, 0), n)` and the rehash `crc32c(h, b)`,
+//! the reference's. No reason stood to keep the old one: nothing else
+//! computed it, and the new one agrees with the authors' code on every
+//! vector. Every key of an existing memento cluster may move once.
 //!
 //! How it works: [`jump_consistent_hash`] over the *b-array*, every bucket
 //! ever in use (`n` of them), plus a table of the removed buckets only. When
@@ -13,28 +30,32 @@
 //! replacer is thus both a bucket id (the position whose occupant took `b`'s
 //! place) and the working size at that moment. Lookup:
 //!
-//! 1. `b = jump(hash, n)`;
+//! 1. `b = jump(crc32c(hash, 0), n)`;
 //! 2. while `b` was removed with replacer `r`: the keys of `b` spread evenly
-//!    over the positions of that moment, `b = H(hash, b) mod r`; position `b`
-//!    may since have changed hands, so while `b` was removed with a replacer
-//!    `r' >= r` (removed before, or while holding the position, but not
-//!    after the moment `r`), `b = r'`. The bucket reached either works now
-//!    (done) or was removed later, with a smaller replacer: repeat 2.
+//!    over the positions of that moment, `b = crc32c(hash, b) mod r`;
+//!    position `b` may since have changed hands, so while `b` was removed
+//!    with a replacer `r' >= r` (removed before, or while holding the
+//!    position, but not after the moment `r`), `b = r'`. The bucket reached
+//!    either works now (done) or was removed later, with a smaller replacer:
+//!    repeat 2.
 //!
 //! Worked example, n = 4: remove 1 (replacer 3: bucket 3 takes position 1),
 //! then 3 (replacer 2: bucket 2 takes position 1). A key with jump bucket 3
 //! rehashes into `0..2`; landing on 1, it follows 1 → 3 (3 >= 2) → 2
 //! (2 >= 2); bucket 2 works: the answer is 2.
 //!
-//! `H(hash, b)` is `xxh3_64_with_seed(hash.to_le_bytes(), b)`. Removing the
-//! last bucket while nothing else is removed just shrinks `n` (plain jump).
-//! [`Memento::with_node`] restores the last removed bucket first (LIFO) and
-//! gives it to the new node; with none removed it appends bucket `n`. So a
-//! removal then an addition restores the exact previous mapping, and each
-//! change moves only the keys of the node that leaves or joins.
+//! `crc32c(h, s)` is the x86 `crc32q` instruction (CRC-32C of the hash's 8
+//! little-endian bytes with the seed as the running CRC), in software.
+//! Removing the last bucket while nothing else is removed just shrinks `n`
+//! (plain jump). [`Memento::with_node`] restores the last removed bucket
+//! first (LIFO) and gives it to the new node; with none removed it appends
+//! bucket `n`. So a removal then an addition restores the exact previous
+//! mapping, and each change moves only the keys of the node that leaves or
+//! joins.
 //!
 //! Placement depends on join order and on the removal history, by
-//! construction. No weights; zones are ignored.
+//! construction. Without removals it is [`crate::Jump`] of the 32-bit
+//! `crc32c(hash, 0)`, not of `hash`. No weights; zones are ignored.
 //!
 //! Cost: lookup equals jump's O(ln n) without removals. With `m` removals
 //! and `w` working buckets, a key lands on a removed bucket with probability
@@ -44,11 +65,10 @@
 //! hasher and is deterministic. Memory: 8 bytes per bucket of the b-array
 //! plus 16 bytes per removed bucket.
 
-use xxhash_rust::xxh3::xxh3_64_with_seed;
-
 use crate::Error;
 use crate::algo::jump::{check_unweighted, check_weight, jump_consistent_hash, replica_draws};
 use crate::algo::params::{Params, Registered};
+use crate::hash::crc32c_u64;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
@@ -95,12 +115,12 @@ impl Memento {
         if self.nodes.is_empty() {
             return None;
         }
-        let mut b = jump_consistent_hash(hash, self.buckets.len() as u32);
+        let mut b = jump_consistent_hash(u64::from(crc32c_u64(hash, 0)), self.buckets.len() as u32);
         let mut replacer = self.replacer(b);
         while let Some(size) = replacer {
             // `size >= 1` while a node works: replacers only shrink to the
             // current working size. `checked_rem` keeps this panic-free anyway.
-            b = rehash(hash, b).checked_rem(u64::from(size))? as u32;
+            b = crc32c_u64(hash, u64::from(b)).checked_rem(size)?;
             let mut next = self.replacer(b);
             while let Some(r) = next.filter(|&r| r >= size) {
                 b = r;
@@ -137,12 +157,6 @@ impl Memento {
     fn node_of(&self, bucket: u32) -> Option<NodeId> {
         self.buckets.get(bucket as usize).copied().flatten()
     }
-}
-
-/// `H(hash, b)`: the hash's 8 little-endian bytes, XXH3-64 seeded with `b`.
-#[inline]
-fn rehash(hash: u64, bucket: u32) -> u64 {
-    xxh3_64_with_seed(&hash.to_le_bytes(), u64::from(bucket))
 }
 
 impl Placement for Memento {

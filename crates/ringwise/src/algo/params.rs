@@ -32,6 +32,18 @@ pub(crate) const DEFAULT_NUM_TOKENS: u32 = 16;
 /// to mean load about 1.05.
 pub(crate) const DEFAULT_PROBES: u32 = 21;
 
+/// Anchor and Dx: the capacity when none is set (`capacity = 0`): twice the
+/// nodes built with, and at least this many buckets.
+pub const MIN_DEFAULT_CAPACITY: u32 = 256;
+
+/// Anchor and Dx: the largest capacity. AnchorHash keeps 20 bytes per
+/// bucket (its four arrays of the paper, the last three of them touched only by
+/// membership changes, plus the bucket → node map), so 2^22 buckets are 80
+/// MiB: about the 64 MiB line at which the other builds reserve their peak
+/// first, and 4 × [`crate::MAX_NODES`], room for any cluster ringwise
+/// accepts to grow fourfold.
+pub const MAX_CAPACITY: u32 = 1 << 22;
+
 /// The parameters that only some algorithms read; each ignores the rest.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Params {
@@ -55,6 +67,10 @@ pub struct Params {
     /// Cassandra: tokens per node (per unit of weight) when a node's
     /// tokens are not given (default 16).
     pub num_tokens: u32,
+    /// Anchor and Dx: the fixed number of buckets, working or not; at least
+    /// the node count and at most [`MAX_CAPACITY`]. 0 (the default) means
+    /// twice the nodes built with, at least [`MIN_DEFAULT_CAPACITY`].
+    pub capacity: u32,
 }
 
 impl Params {
@@ -69,6 +85,7 @@ impl Params {
         min_ring_size: DEFAULT_MIN_RING_SIZE,
         max_ring_size: DEFAULT_MAX_RING_SIZE,
         num_tokens: DEFAULT_NUM_TOKENS,
+        capacity: 0,
     };
 
     /// The names of the parameters above as a cluster file spells them,
@@ -82,6 +99,7 @@ impl Params {
         "min_ring_size",
         "max_ring_size",
         "num_tokens",
+        "capacity",
     ];
 
     /// The parameters (of [`Params::NAMES`]) whose value differs between
@@ -96,6 +114,7 @@ impl Params {
             self.min_ring_size != other.min_ring_size,
             self.max_ring_size != other.max_ring_size,
             self.num_tokens != other.num_tokens,
+            self.capacity != other.capacity,
         ];
         Params::NAMES
             .iter()
@@ -116,8 +135,34 @@ impl Params {
             "min_ring_size" => self.min_ring_size.to_string(),
             "max_ring_size" => self.max_ring_size.to_string(),
             "num_tokens" => self.num_tokens.to_string(),
+            "capacity" => self.capacity.to_string(),
             _ => String::new(),
         }
+    }
+}
+
+impl Params {
+    /// The capacity `algorithm` (anchor, dx) builds `nodes` nodes with: `capacity`, or
+    /// when 0 twice the nodes (at least [`MIN_DEFAULT_CAPACITY`]). Refuses
+    /// one below the node count or above [`MAX_CAPACITY`].
+    pub fn capacity_for(&self, algorithm: &'static str, nodes: usize) -> Result<u32, Error> {
+        let nodes = u32::try_from(nodes).unwrap_or(u32::MAX);
+        if self.capacity == 0 {
+            return Ok(nodes
+                .saturating_mul(2)
+                .clamp(MIN_DEFAULT_CAPACITY, MAX_CAPACITY));
+        }
+        if self.capacity < nodes || self.capacity > MAX_CAPACITY {
+            return Err(Error::InvalidParameter {
+                algorithm,
+                parameter: "capacity",
+                value: format!("{} (for {nodes} nodes)", self.capacity),
+                expected: "a bucket count from the number of nodes up to 4194304 (2^22): \
+                           every node needs a bucket, and each bucket costs up to 20 bytes; \
+                           leave it out for twice the nodes (at least 256)",
+            });
+        }
+        Ok(self.capacity)
     }
 }
 

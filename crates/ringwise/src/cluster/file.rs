@@ -29,6 +29,7 @@ struct RawCluster {
     min_ring_size: Option<Spanned<u64>>,
     max_ring_size: Option<Spanned<u64>>,
     num_tokens: Option<Spanned<u32>>,
+    capacity: Option<Spanned<u32>>,
     epsilon: Option<Spanned<f64>>,
     secret: Option<Spanned<String>>,
     hash_tag: Option<Spanned<String>>,
@@ -267,6 +268,10 @@ impl ClusterSpec {
                 .num_tokens
                 .as_ref()
                 .map_or(Params::DEFAULT.num_tokens, |n| *n.get_ref()),
+            capacity: raw
+                .capacity
+                .as_ref()
+                .map_or(Params::DEFAULT.capacity, |c| *c.get_ref()),
         };
         let spec = ClusterSpec {
             algorithm,
@@ -295,6 +300,7 @@ impl ClusterSpec {
                     "min_ring_size" => raw.min_ring_size.as_ref().map(Spanned::span),
                     "max_ring_size" => raw.max_ring_size.as_ref().map(Spanned::span),
                     "num_tokens" => raw.num_tokens.as_ref().map(Spanned::span),
+                    "capacity" => raw.capacity.as_ref().map(Spanned::span),
                     _ => None,
                 }
                 .map(|span| (span, *parameter)),
@@ -354,6 +360,7 @@ impl ClusterSpec {
                 "flavor" => quoted(p.flavor.name()),
                 "min_ring_size" => p.min_ring_size.to_string(),
                 "max_ring_size" => p.max_ring_size.to_string(),
+                "capacity" => p.capacity.to_string(),
                 _ => p.num_tokens.to_string(),
             };
             let _ = writeln!(out, "{name} = {value}");

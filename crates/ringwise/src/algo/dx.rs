@@ -1,0 +1,214 @@
+//! `Dx`: DxHash, pseudo-random probes of a fixed set of buckets.
+//!
+//! Paper: Dong & Wang, "DxHash: A Scalable Consistent Hash Based on the
+//! Pseudo-Random Sequence", arXiv:2107.07930 (2021). Reference: SUPSI's
+//! `DxEngine` (`SUPSI-DTI-ISIN/java-consistent-hashing-algorithms`, by the
+//! MementoHash authors), bit for bit: `owner(h)` is its `getBucket` for a key
+//! whose hash is `h`, its generator `java.util.Random` (`dx/java_random.rs`).
+//! Why that one: no code by the DxHash authors turned up in our search, and
+//! SUPSI's draws depend on the key hash only, so a 64-bit hash (what a
+//! [`Placement`] receives) reproduces it exactly. Vectors:
+//! `tests/fixtures/dx_vectors.txt`.
+//!
+//! How it works: `capacity` buckets, fixed at build; the first `n` work
+//! (nodes in listed = join order). A key seeds a pseudo-random generator
+//! with its hash and draws buckets in `0..capacity` until one works: each
+//! key has its own fixed sequence of buckets, and owns the first working one.
+//! Removing a bucket moves only its keys (each to its next working draw);
+//! a join takes the last removed bucket back (LIFO; a never-used one when
+//! none is removed) and exactly its keys return.
+//!
+//! Worked example, capacity 4, working {0, 1, 2}: a key whose sequence is
+//! 3, 1, 0, ... skips 3 (never used) and lands on 1. Remove 1: it goes on
+//! to 0. A join restores bucket 1 and the key returns to it.
+//!
+//! Cost: `capacity / n` draws expected per lookup (one multiply and a
+//! table read each): 2 at the default capacity (twice the nodes), 20 with
+//! 90 % of the buckets removed. O(capacity) per membership change (a new
+//! snapshot). Memory: 4 bytes per bucket (bucket → node; the reference
+//! keeps a bit set beside its own node list) plus 4 per removal.
+//!
+//! Quirks: placement depends on join order, removal history and `capacity`
+//! (a new capacity moves keys; default twice the nodes, at least 256); a
+//! join beyond capacity is [`Error::CapacityFull`]. Java's generator keeps
+//! 48 bits of the seed: hashes equal in their low 48 bits share a bucket.
+//! The draw loop ends while a node works (the generator's period covers
+//! every bucket) but has no fixed bound: a very sparse table (few nodes in
+//! a large capacity) is slow. No weights; zones are ignored.
+
+mod java_random;
+
+use java_random::JavaRandom;
+
+use crate::Error;
+use crate::algo::jump::{check_unweighted, check_weight, replica_draws};
+use crate::algo::params::{Params, Registered};
+use crate::node::{Node, NodeId, NodeTable};
+use crate::placement::Placement;
+
+/// No node: the bucket is removed.
+const NONE: NodeId = NodeId::MAX;
+
+/// DxHash over nodes in join order. Immutable; membership changes return
+/// new snapshots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dx {
+    nodes: NodeTable,
+    /// Bucket → node, [`NONE`] when removed or never used.
+    owners: Vec<NodeId>,
+    /// Removals not yet undone, the last on top. With none, buckets
+    /// `size..capacity` are the never-used ones and a join takes `size`.
+    removed: Vec<u32>,
+    size: u32,
+}
+
+impl Dx {
+    /// `nodes` on buckets `0..n` of `capacity` (at least `n`; 0 for the
+    /// default). Every node must have weight 1 ([`Error::Unsupported`]
+    /// otherwise).
+    pub fn new(nodes: Vec<Node>, capacity: u32) -> Result<Self, Error> {
+        let table = NodeTable::new(nodes.iter().cloned())?;
+        check_unweighted("dx", &table)?;
+        let capacity = (Params {
+            capacity,
+            ..Params::DEFAULT
+        })
+        .capacity_for("dx", nodes.len())?;
+        let mut owners = vec![NONE; capacity as usize];
+        for (slot, node) in owners.iter_mut().zip(&nodes) {
+            *slot = table.id(&node.name).unwrap_or(NONE);
+        }
+        Ok(Dx {
+            nodes: table,
+            owners,
+            removed: Vec::new(),
+            size: nodes.len() as u32,
+        })
+    }
+
+    /// The working bucket of `hash`; `None` without nodes.
+    pub fn bucket(&self, hash: u64) -> Option<u32> {
+        if self.size == 0 {
+            return None;
+        }
+        let mut random = JavaRandom::new(hash);
+        loop {
+            let b = random.next_int(self.capacity());
+            if self.owners[b as usize] != NONE {
+                return Some(b);
+            }
+        }
+    }
+
+    /// The fixed number of buckets, working or not.
+    pub fn capacity(&self) -> u32 {
+        self.owners.len() as u32
+    }
+
+    /// Removals a join has not undone yet: a cluster file can describe the
+    /// snapshot only when there are none.
+    pub fn removed_count(&self) -> usize {
+        self.removed.len()
+    }
+
+    /// Node of each working bucket, in bucket order.
+    pub fn bucket_order(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.owners.iter().copied().filter(|&id| id != NONE)
+    }
+
+    fn node_of(&self, bucket: u32) -> Option<NodeId> {
+        self.owners
+            .get(bucket as usize)
+            .copied()
+            .filter(|&id| id != NONE)
+    }
+}
+
+impl Placement for Dx {
+    /// The node that owns `hash`: `capacity / N` draws expected.
+    #[inline]
+    fn owner(&self, hash: u64) -> Option<NodeId> {
+        self.bucket(hash).and_then(|b| self.node_of(b))
+    }
+
+    /// Up to `n` distinct working nodes, the owner first, drawn as
+    /// [`crate::Jump`]'s replicas are; the draw limit depends on the
+    /// capacity only, so `replicas(r)` is a prefix of `replicas(r + 1)`.
+    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
+        let want = n.min(self.nodes.len());
+        let size = self.capacity();
+        replica_draws(
+            hash,
+            want,
+            size,
+            out,
+            |h| self.bucket(h),
+            |b| self.node_of(b),
+        );
+    }
+
+    fn nodes(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    /// The bucket → node map and the removal stack.
+    fn heap_bytes(&self) -> usize {
+        (self.owners.capacity() + self.removed.capacity()) * std::mem::size_of::<u32>()
+    }
+
+    /// Adds `node` on the last removed bucket (else the first never-used
+    /// one): only keys it takes move. [`Error::CapacityFull`] when every
+    /// bucket works.
+    fn with_node(&self, node: Node) -> Result<Self, Error> {
+        check_weight("dx", &node)?;
+        let name = node.name.clone();
+        let (nodes, at) = self.nodes.with(node)?;
+        if self.size == self.capacity() {
+            return Err(Error::CapacityFull {
+                algorithm: "dx",
+                capacity: self.capacity(),
+                node: name,
+            });
+        }
+        let mut next = self.clone();
+        let b = next.removed.pop().unwrap_or(self.size);
+        next.nodes = nodes;
+        next.size += 1;
+        for id in next.owners.iter_mut().filter(|id| **id != NONE) {
+            *id += u32::from(*id >= at);
+        }
+        next.owners[b as usize] = at;
+        Ok(next)
+    }
+
+    /// Removes the node called `name`, wherever it is: only its keys move.
+    fn without_node(&self, name: &str) -> Result<Self, Error> {
+        let (nodes, at) = self.nodes.without(name)?;
+        let Some(b) = self.owners.iter().position(|&id| id == at) else {
+            return Err(Error::UnknownNode { name: name.into() });
+        };
+        let mut next = self.clone();
+        next.nodes = nodes;
+        next.size -= 1;
+        // The reference pushes every removal; the last bucket of an
+        // unbroken range would come back first anyway (it is `size`), so
+        // leaving it implied keeps the state of a fresh build.
+        if !(self.removed.is_empty() && b as u32 == next.size) {
+            next.removed.push(b as u32);
+        }
+        next.owners[b] = NONE;
+        for id in next.owners.iter_mut().filter(|id| **id != NONE) {
+            *id -= u32::from(*id > at);
+        }
+        Ok(next)
+    }
+}
+
+impl Registered for Dx {
+    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
+        let capacity = params.capacity_for("dx", nodes.len())?;
+        Self::new(nodes, capacity)
+    }
+
+    const READS: &'static [&'static str] = &["capacity"];
+}
