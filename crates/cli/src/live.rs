@@ -154,6 +154,101 @@ pub struct JoinArgs {
     #[arg(long, value_name = "S", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(2..=86_400))]
     ttl: u64,
+    /// Choose this node's points against the ring etcd holds now, instead
+    /// of hashing them: T per unit of weight, as `plan --allocate` (ring and
+    /// cassandra clusters; stored with the member as `points` or
+    /// `tokens`). Nodes allocated at the same time balance less well: join
+    /// one at a time.
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    allocate: Option<u32>,
+    /// Replicas per key that --allocate balances.
+    #[arg(long, value_name = "R", default_value_t = 1, requires = "allocate",
+          value_parser = clap::value_parser!(u32).range(1..=32))]
+    replicas: u32,
+    /// --allocate balances zone-aware replicas.
+    #[arg(long, requires = "allocate")]
+    zones: bool,
+}
+
+/// `join --allocate T`: the member's points chosen against the ring etcd
+/// holds now (an empty ring when it holds no member). O(T · P · R) after
+/// one read of the prefix.
+fn allocate(
+    args: &JoinArgs,
+    connection: &Connection,
+    points: u32,
+    member: &mut Member,
+) -> Result<(), Failure> {
+    use ringwise::{Algorithm, Allocator, Explicit, Node, Ring, RingView};
+    let allocator = Allocator::new(points)
+        .and_then(|a| a.replicas(args.replicas))
+        .map_err(|e| Failure::usage(anyhow!("--allocate: {e}")))?
+        .zones(args.zones);
+    let mut node = Node::new(&args.name).weight(args.weight.unwrap_or(1.0));
+    if let Some(zone) = &args.zone {
+        node = node.zone(zone);
+    }
+    let prefix = &args.etcd.prefix;
+    let (cluster, revision) =
+        block_on(ringwise_etcd::read(connection, prefix))?.map_err(failure)?;
+    let empty: Ring<Explicit>;
+    let (ring, algorithm): (&dyn RingView, Algorithm) = match cluster.placement() {
+        Some(keyed) => {
+            let placement = keyed.placement();
+            match placement.as_ring() {
+                Some(ring) if placement.keeps_points() => (ring, placement.algorithm()),
+                _ => {
+                    return Err(Failure::usage(anyhow!(
+                        "--allocate: the cluster under {prefix} is {}, which makes every \
+                         point from the node names; allocated points need algorithm \
+                         \"ring\" or \"cassandra\"",
+                        placement.algorithm()
+                    )));
+                }
+            }
+        }
+        None => {
+            empty = Ring::builder()
+                .scheme(Explicit)
+                .build()
+                .map_err(Failure::data)?;
+            let settings =
+                block_on(ringwise_etcd::settings(connection, prefix))?.map_err(failure)?;
+            let algorithm = settings
+                .get("algorithm")
+                .and_then(|a| a.as_str())
+                .and_then(|a| a.parse().ok())
+                .unwrap_or_default();
+            (&empty, algorithm)
+        }
+    };
+    if !matches!(algorithm, Algorithm::Ring | Algorithm::Cassandra) {
+        return Err(Failure::usage(anyhow!(
+            "--allocate: the cluster under {prefix} is set to {algorithm}; allocated points \
+             need algorithm \"ring\" or \"cassandra\""
+        )));
+    }
+    if ring.nodes().contains(&args.name) {
+        return Err(Failure::usage(anyhow!(
+            "--allocate: {:?} is already a member under {prefix}",
+            args.name
+        )));
+    }
+    let chosen = allocator
+        .allocate(ring, &node)
+        .map_err(|e| Failure::usage(anyhow!("--allocate: {e}")))?;
+    say!(
+        "ringwise: allocated {} points against revision {revision} ({} members)",
+        chosen.len(),
+        ring.nodes().len()
+    );
+    match algorithm {
+        Algorithm::Cassandra => {
+            member.tokens = Some(chosen.into_iter().map(ringwise::point_token).collect());
+        }
+        _ => member.points = Some(chosen),
+    }
+    Ok(())
 }
 
 /// `ringwise join`: register, stay until SIGINT/SIGTERM, revoke.
@@ -177,13 +272,16 @@ pub fn join(args: JoinArgs) -> Result<(), Failure> {
             .validate()
             .map_err(|e| Failure::usage(anyhow!("--weight: {e}")))?;
     }
-    let member = Member {
+    let mut member = Member {
         weight: args.weight,
         zone: args.zone.clone(),
         address: args.address.clone(),
         metadata,
         ..Member::default()
     };
+    if let Some(points) = args.allocate {
+        allocate(&args, &connection, points, &mut member)?;
+    }
     let ttl = Duration::from_secs(args.ttl);
     block_on(async {
         let registrar =

@@ -315,3 +315,77 @@ fn lookup_and_config_read_and_write_etcd() {
     );
     assert_eq!(gone.status.code(), Some(69), "{}", stderr(&gone));
 }
+
+/// `join --allocate 16`: each node's points are chosen against the ring
+/// etcd holds when it joins and stored with it, so every client builds
+/// the same balanced ring; a file written from it reads back the same.
+#[test]
+fn nodes_join_etcd_with_allocated_points() {
+    let etcd = Etcd::single();
+    let endpoints = etcd.endpoints();
+    let base = ["--etcd", endpoints.as_str(), "--prefix", "/t"];
+    let run = |args: &[&str]| ringwise(&[args, &base].concat(), b"");
+    let watch = [
+        "watch", "--etcd", &endpoints, "--prefix", "/t", "--format", "json",
+    ];
+    let (_watcher, lines) = Process::start(&watch);
+    let mut joined = Vec::new();
+    for (i, name) in ["a", "b", "c", "d", "e", "f"].iter().enumerate() {
+        let args = [
+            "join",
+            "--etcd",
+            &endpoints,
+            "--prefix",
+            "/t",
+            "--name",
+            name,
+            "--ttl",
+            "10",
+            "--allocate",
+            "16",
+        ];
+        joined.push(Process::start(&args).0);
+        // One at a time: the next allocates against the ring with this one.
+        until(&lines, Duration::from_secs(10), |m| m.len() == i + 1);
+    }
+    let inspect = run(&["inspect", "--format", "json"]);
+    assert!(inspect.status.success(), "{}", stderr(&inspect));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&inspect)).expect("JSON");
+    let nodes = doc["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 6);
+    assert!(nodes.iter().all(|n| n["points"] == 16), "{doc}");
+    let peak = doc["max"].as_f64().expect("max");
+    assert!(peak < 1.10, "six allocated nodes: peak/mean {peak}");
+    // A second allocation under a name already there is refused.
+    let again = run(&["join", "--name", "a", "--allocate", "16"]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    // The same ring from a file of the same points.
+    let points = stdout(&run(&["inspect", "--points"]));
+    let mut file = String::new();
+    for name in ["a", "b", "c", "d", "e", "f"] {
+        let mine: Vec<&str> = points
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter(|(_, n)| *n == name)
+            .map(|(p, _)| p)
+            .collect();
+        file += &format!(
+            "[[nodes]]\nname = \"{name}\"\npoints = [{}]\n",
+            mine.join(", ")
+        );
+    }
+    let keys: Vec<String> = (0..200).map(|i| format!("user:{i}")).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let dir = crate::support::TempDir::create("etcd-allocated");
+    let path = dir.write("ring.toml", &file);
+    let live = run(&[&["lookup"], keys.as_slice()].concat());
+    let from_file = ringwise(
+        &[&["lookup", "--cluster", &path], keys.as_slice()].concat(),
+        b"",
+    );
+    assert_eq!(
+        stdout(&live),
+        stdout(&from_file),
+        "etcd's ring is the file's ring"
+    );
+}

@@ -88,15 +88,26 @@ impl Member {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// This member as a `[[nodes]]` table named `name`.
-    fn node_table(&self, name: &str) -> Result<toml::Table, String> {
+    /// This member as a `[[nodes]]` table named `name`, in TOML text.
+    /// Points are written as digits by hand: a TOML value holds an `i64`,
+    /// and ring points run to 2^64 − 1 (the file reader takes them as
+    /// `u64`, as a hand-written file gives them).
+    fn node_toml(&self, name: &str) -> Result<String, String> {
         let mut json = serde_json::to_value(self).map_err(|e| e.to_string())?;
         if let Some(object) = json.as_object_mut() {
             object.remove("address");
             object.remove("metadata");
+            object.remove("points");
             object.insert("name".into(), name.into());
         }
-        toml::Table::try_from(json).map_err(|e| e.to_string())
+        let table = toml::Table::try_from(json).map_err(|e| e.to_string())?;
+        let mut text = "[[nodes]]\n".to_owned();
+        text += &toml::to_string(&table).map_err(|e| e.to_string())?;
+        if let Some(points) = &self.points {
+            let digits: Vec<String> = points.iter().map(u64::to_string).collect();
+            text += &format!("points = [{}]\n", digits.join(", "));
+        }
+        Ok(text)
     }
 }
 
@@ -204,21 +215,18 @@ impl Contents {
             if members.is_empty() {
                 return Ok((None, members));
             }
-            let mut nodes = Vec::with_capacity(members.len());
+            let mut text = toml::to_string(&config).map_err(|e| Error::InvalidValue {
+                key: "config".into(),
+                message: e.to_string(),
+            })?;
             let mut bad = None;
             for (i, listed) in members.iter().enumerate() {
-                match listed.member.node_table(&listed.name) {
-                    Ok(table) => nodes.push(toml::Value::Table(table)),
+                match listed.member.node_toml(&listed.name) {
+                    Ok(node) => text += &format!("\n{node}"),
                     Err(message) => bad = Some((i, message)),
                 }
             }
             if bad.is_none() {
-                let mut file = config.clone();
-                file.insert("nodes".into(), toml::Value::Array(nodes));
-                let text = toml::to_string(&file).map_err(|e| Error::InvalidValue {
-                    key: "config".into(),
-                    message: e.to_string(),
-                })?;
                 match ClusterSpec::from_toml_built(&text) {
                     Ok(described) => return Ok((Some(described), members)),
                     Err(e) => bad = Some((self.blame(&members, &text, &e)?, e.to_string())),
