@@ -35,6 +35,7 @@ pub(crate) mod maglev;
 pub(crate) mod memento;
 pub(crate) mod multiprobe;
 pub(crate) mod nginx;
+mod owners;
 mod params;
 pub(crate) mod rendezvous;
 pub(crate) mod ring;

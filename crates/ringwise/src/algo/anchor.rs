@@ -52,13 +52,11 @@ use fast_mod::{fast_mod, magic};
 
 use crate::Error;
 use crate::algo::jump::{check_unweighted, check_weight, replica_draws};
+use crate::algo::owners::Owners;
 use crate::algo::params::{Params, Registered};
 use crate::hash::crc32c_u64;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
-
-/// No node: the bucket is removed.
-const NONE: NodeId = NodeId::MAX;
 
 /// The lookup's per-bucket state, side by side for one cache line read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,8 +77,8 @@ pub struct Anchor {
     w: Vec<u32>,
     /// Each bucket's last position in `w`.
     l: Vec<u32>,
-    /// Bucket → node, [`NONE`] when removed.
-    owners: Vec<NodeId>,
+    /// Bucket → node.
+    owners: Owners,
     /// Removals not yet undone, the last on top. Below them lie, implied,
     /// the never-used buckets `fresh..capacity` (`fresh` on top).
     removed: Vec<u32>,
@@ -103,10 +101,7 @@ impl Anchor {
         })
         .capacity_for("anchor", nodes.len())?;
         let n = nodes.len() as u32;
-        let mut owners = vec![NONE; capacity as usize];
-        for (slot, node) in owners.iter_mut().zip(&nodes) {
-            *slot = table.id(&node.name).unwrap_or(NONE);
-        }
+        let owners = Owners::new(&table, &nodes, capacity);
         // Buckets n.. are removed in order capacity-1 down to n, each when
         // the working size was its own number: A[b] = b, K[b] = b.
         let cells = (0..capacity)
@@ -180,14 +175,11 @@ impl Anchor {
 
     /// Node of each working bucket, in bucket order.
     pub fn bucket_order(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.owners.iter().copied().filter(|&id| id != NONE)
+        self.owners.working()
     }
 
     fn node_of(&self, bucket: u32) -> Option<NodeId> {
-        self.owners
-            .get(bucket as usize)
-            .copied()
-            .filter(|&id| id != NONE)
+        self.owners.get(bucket)
     }
 }
 
@@ -222,11 +214,9 @@ impl Placement for Anchor {
     /// The per-bucket arrays and the removal stack.
     fn heap_bytes(&self) -> usize {
         self.cells.capacity() * std::mem::size_of::<Cell>()
-            + (self.w.capacity()
-                + self.l.capacity()
-                + self.owners.capacity()
-                + self.removed.capacity())
+            + (self.w.capacity() + self.l.capacity() + self.removed.capacity())
                 * std::mem::size_of::<u32>()
+            + self.owners.heap_bytes()
     }
 
     /// Adds `node` on the last removed bucket: only keys it takes move.
@@ -244,26 +234,20 @@ impl Placement for Anchor {
             });
         };
         next.nodes = nodes;
-        for id in next.owners.iter_mut().filter(|id| **id != NONE) {
-            *id += u32::from(*id >= at);
-        }
-        next.owners[b as usize] = at;
+        next.owners.join(b, at);
         Ok(next)
     }
 
     /// Removes the node called `name`, wherever it is: only its keys move.
     fn without_node(&self, name: &str) -> Result<Self, Error> {
         let (nodes, at) = self.nodes.without(name)?;
-        let Some(b) = self.owners.iter().position(|&id| id == at) else {
+        let Some(b) = self.owners.bucket_of(at) else {
             return Err(Error::UnknownNode { name: name.into() });
         };
         let mut next = self.clone();
         next.nodes = nodes;
-        next.remove_bucket(b as u32);
-        next.owners[b] = NONE;
-        for id in next.owners.iter_mut().filter(|id| **id != NONE) {
-            *id -= u32::from(*id > at);
-        }
+        next.remove_bucket(b);
+        next.owners.leave(b, at);
         Ok(next)
     }
 }

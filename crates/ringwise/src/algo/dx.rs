@@ -42,20 +42,18 @@ use java_random::JavaRandom;
 
 use crate::Error;
 use crate::algo::jump::{check_unweighted, check_weight, replica_draws};
+use crate::algo::owners::Owners;
 use crate::algo::params::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
-
-/// No node: the bucket is removed.
-const NONE: NodeId = NodeId::MAX;
 
 /// DxHash over nodes in join order. Immutable; membership changes return
 /// new snapshots.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dx {
     nodes: NodeTable,
-    /// Bucket → node, [`NONE`] when removed or never used.
-    owners: Vec<NodeId>,
+    /// Bucket → node.
+    owners: Owners,
     /// Removals not yet undone, the last on top. With none, buckets
     /// `size..capacity` are the never-used ones and a join takes `size`.
     removed: Vec<u32>,
@@ -74,10 +72,7 @@ impl Dx {
             ..Params::DEFAULT
         })
         .capacity_for("dx", nodes.len())?;
-        let mut owners = vec![NONE; capacity as usize];
-        for (slot, node) in owners.iter_mut().zip(&nodes) {
-            *slot = table.id(&node.name).unwrap_or(NONE);
-        }
+        let owners = Owners::new(&table, &nodes, capacity);
         Ok(Dx {
             nodes: table,
             owners,
@@ -94,7 +89,7 @@ impl Dx {
         let mut random = JavaRandom::new(hash);
         loop {
             let b = random.next_int(self.capacity());
-            if self.owners[b as usize] != NONE {
+            if self.owners.is_working(b) {
                 return Some(b);
             }
         }
@@ -102,7 +97,7 @@ impl Dx {
 
     /// The fixed number of buckets, working or not.
     pub fn capacity(&self) -> u32 {
-        self.owners.len() as u32
+        self.owners.capacity()
     }
 
     /// Removals a join has not undone yet: a cluster file can describe the
@@ -113,14 +108,11 @@ impl Dx {
 
     /// Node of each working bucket, in bucket order.
     pub fn bucket_order(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.owners.iter().copied().filter(|&id| id != NONE)
+        self.owners.working()
     }
 
     fn node_of(&self, bucket: u32) -> Option<NodeId> {
-        self.owners
-            .get(bucket as usize)
-            .copied()
-            .filter(|&id| id != NONE)
+        self.owners.get(bucket)
     }
 }
 
@@ -153,7 +145,7 @@ impl Placement for Dx {
 
     /// The bucket → node map and the removal stack.
     fn heap_bytes(&self) -> usize {
-        (self.owners.capacity() + self.removed.capacity()) * std::mem::size_of::<u32>()
+        self.owners.heap_bytes() + self.removed.capacity() * std::mem::size_of::<u32>()
     }
 
     /// Adds `node` on the last removed bucket (else the first never-used
@@ -174,17 +166,14 @@ impl Placement for Dx {
         let b = next.removed.pop().unwrap_or(self.size);
         next.nodes = nodes;
         next.size += 1;
-        for id in next.owners.iter_mut().filter(|id| **id != NONE) {
-            *id += u32::from(*id >= at);
-        }
-        next.owners[b as usize] = at;
+        next.owners.join(b, at);
         Ok(next)
     }
 
     /// Removes the node called `name`, wherever it is: only its keys move.
     fn without_node(&self, name: &str) -> Result<Self, Error> {
         let (nodes, at) = self.nodes.without(name)?;
-        let Some(b) = self.owners.iter().position(|&id| id == at) else {
+        let Some(b) = self.owners.bucket_of(at) else {
             return Err(Error::UnknownNode { name: name.into() });
         };
         let mut next = self.clone();
@@ -193,13 +182,10 @@ impl Placement for Dx {
         // The reference pushes every removal; the last bucket of an
         // unbroken range would come back first anyway (it is `size`), so
         // leaving it implied keeps the state of a fresh build.
-        if !(self.removed.is_empty() && b as u32 == next.size) {
-            next.removed.push(b as u32);
+        if !(self.removed.is_empty() && b == next.size) {
+            next.removed.push(b);
         }
-        next.owners[b] = NONE;
-        for id in next.owners.iter_mut().filter(|id| **id != NONE) {
-            *id -= u32::from(*id > at);
-        }
+        next.owners.leave(b, at);
         Ok(next)
     }
 }
