@@ -91,15 +91,25 @@ pub(super) fn start(table: &Table) -> (Vec<Server>, Vec<Connection>) {
         let port = node.port.to_string();
         conns[0].ok(&[b"CLUSTER", b"MEET", b"127.0.0.1", port.as_bytes()]);
     }
+    // `cluster_state:ok` says every slot is served, not that every node
+    // has met every other: a node without slots can still be unknown to
+    // some (then `SETSLOT ... MIGRATING` to it fails with "I don't know
+    // about node"), so wait for every node to list all of them, past the
+    // handshake.
+    let count = nodes.len();
     for (conn, node) in conns.iter_mut().zip(&nodes) {
         loop {
             let info = conn.command(&[b"CLUSTER", b"INFO"]).expect("CLUSTER INFO");
-            if info.contains("cluster_state:ok") {
+            let known = conn
+                .command(&[b"CLUSTER", b"NODES"])
+                .expect("CLUSTER NODES");
+            let met = known.lines().filter(|l| !l.contains("handshake")).count();
+            if info.contains("cluster_state:ok") && met == count {
                 break;
             }
             assert!(
                 Instant::now() < deadline,
-                "{} is not ok within {READY_WITHIN:?}:\n{info}\n{}",
+                "{} is not ok or knows {met} of {count} nodes within {READY_WITHIN:?}:\n{info}\n{known}\n{}",
                 node.name(),
                 node.log()
             );
