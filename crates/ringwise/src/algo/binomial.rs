@@ -54,7 +54,7 @@
 //! function ([`crate::Jump`]'s module docs).
 
 use crate::Error;
-use crate::algo::join_order::JoinOrder;
+use crate::algo::join_order::{JoinOrder, LEAVE_LAST};
 use crate::algo::params::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -169,7 +169,7 @@ impl Placement for Binomial {
     /// Removes the last-joined node: only its keys move. Any other node is
     /// [`Error::Unsupported`]. O(N).
     fn without_node(&self, name: &str) -> Result<Self, Error> {
-        let table = self.table.without_node("binomial", name)?;
+        let table = self.table.without_node("binomial", LEAVE_LAST, name)?;
         Ok(Binomial { table })
     }
 }

@@ -44,7 +44,7 @@
 //! bucket function ([`crate::Jump`]'s module docs).
 
 use crate::Error;
-use crate::algo::join_order::JoinOrder;
+use crate::algo::join_order::{JoinOrder, LEAVE_LAST};
 use crate::algo::params::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -160,7 +160,7 @@ impl Placement for FlipHash {
     /// Removes the last-joined node: only its keys move. Any other node is
     /// [`Error::Unsupported`]. O(N).
     fn without_node(&self, name: &str) -> Result<Self, Error> {
-        let table = self.table.without_node("fliphash", name)?;
+        let table = self.table.without_node("fliphash", LEAVE_LAST, name)?;
         Ok(FlipHash { table })
     }
 }

@@ -3,7 +3,7 @@
 //! `0..n` from the key hash and `n` alone.
 //!
 //! Not an algorithm itself: it holds what those three share with
-//! [`crate::Jump`], whose own copy predates it and stays as it is. Bucket
+//! [`crate::Jump`], which keeps its table here too. Bucket
 //! `i` is the `i`-th node given to the constructor or appended by a join;
 //! only the last bucket can leave (its keys are the only ones that move);
 //! every node weighs 1. Replicas follow jump's documented draw order
@@ -17,6 +17,10 @@
 use crate::Error;
 use crate::algo::jump::{check_unweighted, check_weight, replica_draws};
 use crate::node::{Node, NodeId, NodeTable};
+
+/// Why only the last bucket can leave.
+pub(crate) const LEAVE_LAST: &str =
+    "only the last-joined node (the last bucket) can leave; use memento for arbitrary removals";
 
 /// Nodes in join order: bucket `i` is `buckets[i]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,15 +96,20 @@ impl JoinOrder {
         Ok(JoinOrder { nodes, buckets })
     }
 
-    /// Without the last-joined node; any other is [`Error::Unsupported`].
-    pub(crate) fn without_node(&self, algorithm: &'static str, name: &str) -> Result<Self, Error> {
+    /// Without the last-joined node; any other is [`Error::Unsupported`]
+    /// with `reason` (usually [`LEAVE_LAST`]).
+    pub(crate) fn without_node(
+        &self,
+        algorithm: &'static str,
+        reason: &'static str,
+        name: &str,
+    ) -> Result<Self, Error> {
         let (nodes, at) = self.nodes.without(name)?;
         if self.buckets.last() != Some(&at) {
             return Err(Error::Unsupported {
                 algorithm,
                 operation: format!("remove {name:?}"),
-                reason: "only the last-joined node (the last bucket) can leave; \
-                         use memento for arbitrary removals",
+                reason,
             });
         }
         let keep = &self.buckets[..self.buckets.len() - 1];

@@ -33,6 +33,7 @@
 //! draws of buckets 2, 2, 0 give the nodes of buckets `[2, 0]`.
 
 use crate::Error;
+use crate::algo::join_order::JoinOrder;
 use crate::algo::params::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::{Distinct, Placement};
@@ -124,33 +125,27 @@ pub(crate) fn replica_draws(
 /// new snapshots.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Jump {
-    nodes: NodeTable,
     /// Bucket → node, in join order.
-    buckets: Vec<NodeId>,
+    table: JoinOrder,
 }
 
 impl Jump {
     /// Nodes in bucket order: the first is bucket 0. Every node must have
     /// weight 1 ([`Error::Unsupported`] otherwise).
     pub fn new(nodes: Vec<Node>) -> Result<Self, Error> {
-        let table = NodeTable::new(nodes.iter().cloned())?;
-        check_unweighted("jump", &table)?;
-        let buckets = nodes.iter().filter_map(|n| table.id(&n.name)).collect();
-        Ok(Jump {
-            nodes: table,
-            buckets,
-        })
+        JoinOrder::new("jump", nodes).map(|table| Jump { table })
     }
 
     /// The bucket of `hash`; `None` without nodes.
     #[inline]
     pub fn bucket(&self, hash: u64) -> Option<u32> {
-        (!self.buckets.is_empty()).then(|| jump_consistent_hash(hash, self.buckets.len() as u32))
+        let size = self.table.size();
+        (size > 0).then(|| jump_consistent_hash(hash, size))
     }
 
     /// Bucket → node id, in join order.
     pub fn buckets(&self) -> &[NodeId] {
-        &self.buckets
+        self.table.buckets()
     }
 }
 
@@ -178,56 +173,39 @@ impl Placement for Jump {
     /// read but the bucket's id.
     #[inline]
     fn owner(&self, hash: u64) -> Option<NodeId> {
-        self.bucket(hash)
-            .and_then(|b| self.buckets.get(b as usize).copied())
+        self.bucket(hash).and_then(|b| self.table.node(b))
     }
 
     /// Up to `n` distinct nodes for `hash`, the owner first (module docs).
     /// O(n · ln N) expected; O(n·N) at worst through the ordered fallback.
     fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        let want = n.min(self.buckets.len());
-        let size = self.buckets.len() as u32;
-        let node_of = |b: u32| self.buckets.get(b as usize).copied();
-        replica_draws(hash, want, size, out, |h| self.bucket(h), node_of);
+        self.table.replicas_into(hash, n, out, jump_consistent_hash);
     }
 
     /// The node table (name order) behind the ids.
     fn nodes(&self) -> &NodeTable {
-        &self.nodes
+        self.table.nodes()
     }
 
     /// One id per bucket.
     fn heap_bytes(&self) -> usize {
-        self.buckets.capacity() * 4
+        self.table.heap_bytes()
     }
 
     /// Appends `node` as the new last bucket: only keys it takes move.
     fn with_node(&self, node: Node) -> Result<Self, Error> {
-        check_weight("jump", &node)?;
-        let (nodes, at) = self.nodes.with(node)?;
-        let mut buckets: Vec<NodeId> = self
-            .buckets
-            .iter()
-            .map(|&id| id + u32::from(id >= at))
-            .collect();
-        buckets.push(at);
-        Ok(Jump { nodes, buckets })
+        self.table
+            .with_node("jump", node)
+            .map(|table| Jump { table })
     }
 
     /// Removes the last-joined node: only its keys move. Any other node is
     /// [`Error::Unsupported`].
     fn without_node(&self, name: &str) -> Result<Self, Error> {
-        let (nodes, at) = self.nodes.without(name)?;
-        if self.buckets.last() != Some(&at) {
-            return Err(Error::Unsupported {
-                algorithm: "jump",
-                operation: format!("remove {name:?}"),
-                reason: "jump hash can only remove the last bucket; use memento for arbitrary removals",
-            });
-        }
-        let keep = &self.buckets[..self.buckets.len() - 1];
-        let buckets = keep.iter().map(|&id| id - u32::from(id > at)).collect();
-        Ok(Jump { nodes, buckets })
+        let reason =
+            "jump hash can only remove the last bucket; use memento for arbitrary removals";
+        let table = self.table.without_node("jump", reason, name)?;
+        Ok(Jump { table })
     }
 }
 

@@ -46,7 +46,7 @@
 //! any `u32` and agrees wherever both are defined.
 
 use crate::Error;
-use crate::algo::join_order::JoinOrder;
+use crate::algo::join_order::{JoinOrder, LEAVE_LAST};
 use crate::algo::params::{Params, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -165,7 +165,7 @@ impl Placement for JumpBack {
     /// Removes the last-joined node: only its keys move. Any other node is
     /// [`Error::Unsupported`]. O(N).
     fn without_node(&self, name: &str) -> Result<Self, Error> {
-        let table = self.table.without_node("jumpback", name)?;
+        let table = self.table.without_node("jumpback", LEAVE_LAST, name)?;
         Ok(JumpBack { table })
     }
 }
