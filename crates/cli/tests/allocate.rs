@@ -21,6 +21,26 @@ fn file(dir: &TempDir, name: &str) -> String {
         .to_owned()
 }
 
+/// `plan --add NODE --allocate 16 --write path` for each node in turn,
+/// with `extra` options.
+fn grow(path: &str, nodes: impl Iterator<Item = String>, extra: &[&str]) {
+    for node in nodes {
+        let args = [
+            "plan",
+            "--from",
+            path,
+            "--add",
+            &node,
+            "--allocate",
+            "16",
+            "--write",
+            path,
+        ];
+        let out = ringwise(&[&args[..], extra].concat(), b"");
+        assert_success(&out);
+    }
+}
+
 fn f(v: &Value) -> f64 {
     v.as_f64().expect("a number")
 }
@@ -120,24 +140,7 @@ fn cassandra_tokens_are_allocated_and_written_as_tokens() {
 fn rebalance_after_a_leave_evens_out_what_the_neighbours_got() {
     let dir = TempDir::create("allocate-rebalance");
     let path = file(&dir, "twelve.toml");
-    for i in 0..12 {
-        let name = format!("node-{i}");
-        let out = ringwise(
-            &[
-                "plan",
-                "--from",
-                &path,
-                "--add",
-                &name,
-                "--allocate",
-                "16",
-                "--write",
-                &path,
-            ],
-            b"",
-        );
-        assert_success(&out);
-    }
+    grow(&path, (0..12).map(|i| format!("node-{i}")), &[]);
     let plain = file(&dir, "plain.toml");
     let balanced = file(&dir, "balanced.toml");
     let out = ringwise(
@@ -180,27 +183,9 @@ fn rebalance_after_a_leave_evens_out_what_the_neighbours_got() {
 fn inspect_shows_replicated_shares() {
     let dir = TempDir::create("allocate-replicas");
     let path = file(&dir, "zones.toml");
-    for (i, zone) in ["a", "b", "c", "a", "b", "c"].iter().enumerate() {
-        let node = format!("node-{i}@{zone}");
-        let out = ringwise(
-            &[
-                "plan",
-                "--from",
-                &path,
-                "--add",
-                &node,
-                "--allocate",
-                "16",
-                "--replicas",
-                "3",
-                "--zones",
-                "--write",
-                &path,
-            ],
-            b"",
-        );
-        assert_success(&out);
-    }
+    let nodes = ["a", "b", "c", "a", "b", "c"].iter().enumerate();
+    let nodes = nodes.map(|(i, zone)| format!("node-{i}@{zone}"));
+    grow(&path, nodes, &["--replicas", "3", "--zones"]);
     let doc = json(&[
         "inspect",
         "--cluster",

@@ -87,11 +87,7 @@ fn same_ring_same_points_whatever_the_build_order() {
     let mut backwards = Ring::builder().scheme(Explicit);
     for id in (0..ring.nodes().len() as NodeId).rev() {
         let node = ring.nodes().get(id).expect("member").clone();
-        let points: Vec<u64> = ring
-            .iter()
-            .filter(|&(_, o)| o == id)
-            .map(|(p, _)| p)
-            .collect();
+        let points = points_of(ring, id);
         backwards = backwards.node_points(node, points);
     }
     let backwards = backwards.build().expect("valid");
@@ -240,16 +236,20 @@ fn rebalance_after_a_leave_moves_at_most_k_points() {
     assert!(allocator(1).rebalance(&left, 0).expect("plans").is_empty());
 }
 
+/// Node `id`'s points, in ring order.
+fn points_of(ring: &Ring<Explicit>, id: NodeId) -> Vec<u64> {
+    ring.iter()
+        .filter(|&(_, o)| o == id)
+        .map(|(p, _)| p)
+        .collect()
+}
+
 /// The explicit ring as the registry's `ring` (given points).
 fn ring_of(ring: &Ring<Explicit>) -> ringwise::Ring {
     let mut builder = Ring::builder();
     for id in 0..ring.nodes().len() as NodeId {
         let node = ring.nodes().get(id).expect("member").clone();
-        let points: Vec<u64> = ring
-            .iter()
-            .filter(|&(_, o)| o == id)
-            .map(|(p, _)| p)
-            .collect();
+        let points = points_of(ring, id);
         builder = builder.node_points(node, points);
     }
     builder.build().expect("valid")
