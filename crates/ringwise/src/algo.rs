@@ -37,6 +37,7 @@ pub(crate) mod multiprobe;
 pub(crate) mod nginx;
 mod owners;
 mod params;
+pub(crate) mod removals;
 pub(crate) mod rendezvous;
 pub(crate) mod ring;
 pub(crate) mod slots;
@@ -118,6 +119,15 @@ macro_rules! registry {
                 }
             }
 
+            /// Whether a cluster file's `removed` list (buckets whose node
+            /// left, in removal order) means something to this algorithm:
+            /// memento, anchor and dx, which let any bucket leave.
+            pub fn reads_removed(self) -> bool {
+                match self {
+                    $(Algorithm::$variant => <$ty as Registered>::REMOVES_ANY,)+
+                }
+            }
+
             /// Refuses a key hash this algorithm cannot spread keys with:
             /// `redis-crc16`'s 14-bit slot numbers mean something only to
             /// `slots` (on a ring they all fall before one point, so one
@@ -162,6 +172,26 @@ macro_rules! registry {
                 params: &Params,
                 layout: &Layout,
             ) -> Result<Self, Error> {
+                AnyPlacement::build_removed(algorithm, nodes, params, layout, &[])
+            }
+
+            /// [`AnyPlacement::build_with`] of a memento, anchor or dx
+            /// cluster some of whose buckets were removed: `removed` holds
+            /// their numbers in the order their nodes left, and `nodes`
+            /// (in bucket order) fill the other buckets of
+            /// `0..nodes + removed`. The snapshot is the one a build over
+            /// every bucket followed by those removals makes, so the next
+            /// join takes the last of them back. Other algorithms refuse a
+            /// non-empty `removed` ([`Error::InvalidLayout`]), as do
+            /// entries out of range, repeated, or removing every bucket.
+            /// Cost: the build's plus O(m log m + capacity) for m removals.
+            pub fn build_removed(
+                algorithm: Algorithm,
+                nodes: Vec<Node>,
+                params: &Params,
+                layout: &Layout,
+                removed: &[u32],
+            ) -> Result<Self, Error> {
                 algorithm.check_hash(params.hash)?;
                 if let Some(name) = layout.keys().find(|&k| !nodes.iter().any(|n| n.name == *k)) {
                     return Err(Error::InvalidLayout {
@@ -173,7 +203,7 @@ macro_rules! registry {
                 }
                 Ok(match algorithm {
                     $(Algorithm::$variant => AnyPlacement::$variant(
-                        <$ty as Registered>::build_with(nodes, params, layout)?,
+                        <$ty as Registered>::build_removed(nodes, params, layout, removed)?,
                     ),)+
                 })
             }

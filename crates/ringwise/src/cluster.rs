@@ -17,6 +17,7 @@
 //! # max_ring_size = 8388608 # envoy-ring
 //! # num_tokens = 16         # cassandra: tokens of a node that lists none
 //! # capacity = 1024         # anchor, dx: fixed bucket count (default: twice the nodes, at least 256)
+//! # removed = [1, 3]        # memento, anchor, dx: buckets whose node left, in the order they left
 //! # epsilon = 0.25        # optional: bounded loads for keys looked up together
 //! # secret = "00112233445566778899aabbccddeeff"   # required by hash = "siphash"
 //!
@@ -32,6 +33,13 @@
 //! `[[nodes]]` are listed in the peer's order where a peer's placement
 //! depends on it (ketama ties, envoy-ring point counts, the buckets of
 //! jump, jumpback, binomial, fliphash and memento).
+//!
+//! `removed` keeps the history of memento, anchor and dx, where any node
+//! can leave: the numbers of the buckets whose node left and that no join
+//! took back, counted from 0, in the order they left; the `[[nodes]]` fill
+//! the other buckets in order. `removed = [1, 3]` over nodes a, b, c puts
+//! them on buckets 0, 2, 4, and the next join takes bucket 3 back
+//! (`algo/removals.rs`). [`ClusterSpec::pinned`] writes it.
 //!
 //! Every error names the line and, where there is one, the field. Unknown
 //! keys are errors (a typo like `vnode = 100` must not silently mean 160).
@@ -65,6 +73,10 @@ pub struct ClusterSpec {
     pub listed: Vec<String>,
     /// Points, tokens or slots fixed by hand, by node name.
     pub layout: Layout,
+    /// Memento, anchor, dx: the buckets whose node left and that no join
+    /// has taken back, in the order they left; `listed` fills the other
+    /// buckets of `0..nodes + removed` in order. Empty for the rest.
+    pub removed: Vec<u32>,
     /// Hash only the tagged part of keys ([`HashTag`]).
     pub hash_tag: Option<HashTag>,
     /// Whether `params.hash` was named (a cluster file's `hash`) rather
@@ -87,6 +99,7 @@ impl ClusterSpec {
             listed: nodes.iter().map(|n| n.name.clone()).collect(),
             nodes: NodeTable::new(nodes)?,
             layout: Layout::new(),
+            removed: Vec::new(),
             hash_tag: None,
             hash_named: false,
         })
@@ -94,11 +107,12 @@ impl ClusterSpec {
 
     /// Builds the placement this spec describes, with its key hash.
     pub fn build(&self) -> Result<Keyed<AnyPlacement>, Error> {
-        let placement = AnyPlacement::build_with(
+        let placement = AnyPlacement::build_removed(
             self.algorithm,
             self.join_order(),
             &self.params,
             &self.layout,
+            &self.removed,
         )?;
         Ok(Keyed::new(placement, self.params.hash).with_hash_tag(self.hash_tag))
     }
@@ -117,7 +131,8 @@ impl ClusterSpec {
 
     /// A stable 64-bit hash of everything that decides placement: the
     /// algorithm, the key hash (with its secret), the hash tag, the
-    /// parameters the algorithm reads, `epsilon`, and the nodes in listed
+    /// parameters the algorithm reads, `epsilon`, the removed buckets (when
+    /// there are any, so older fingerprints stand), and the nodes in listed
     /// order with their weights, zones and given points, tokens or slots.
     /// Two specs with the same fingerprint build the same placement;
     /// clients that follow one store (`ringwise-etcd`) compare it to prove
@@ -150,6 +165,10 @@ impl ClusterSpec {
         if let Some(epsilon) = self.epsilon {
             line("epsilon", &format_args!("{:016x}", epsilon.to_bits()));
         }
+        if !self.removed.is_empty() {
+            let removed: Vec<String> = self.removed.iter().map(u32::to_string).collect();
+            line("removed", &removed.join(","));
+        }
         for node in self.join_order() {
             line("node", &sized(&node.name));
             line("weight", &format_args!("{:016x}", node.weight.to_bits()));
@@ -178,16 +197,15 @@ impl ClusterSpec {
     /// not the balanced layout of its nodes), every token for `cassandra`,
     /// the bucket (join) order for `jump`, `jumpback`, `binomial`,
     /// `fliphash`, `memento`, `anchor` and `dx` (with the capacity of the
-    /// last two), for `ring` the points of every node whose points are not
-    /// the generated ones (listed in the file, allocated, moved). Nodes keep
-    /// their listed order; new ones follow in the snapshot's order. O(P + N)
-    /// (a ring hashes its P points once), O(16384) for slots, O(capacity)
-    /// for anchor and dx.
+    /// last two, and for the last three the buckets removed and not taken
+    /// back, in removal order: `removed`), for `ring` the points of every
+    /// node whose points are not the generated ones (listed in the file,
+    /// allocated, moved). Nodes keep their listed order; new ones follow in
+    /// the snapshot's order. O(P + N) (a ring hashes its P points once),
+    /// O(16384) for slots, O(capacity) for anchor and dx.
     ///
-    /// Refuses a memento, anchor or dx snapshot with removed buckets that a
-    /// join has not taken back: a cluster file has no way to say which
-    /// buckets were removed, and rebuilding its nodes without that history
-    /// would move keys.
+    /// Fails only for a ring whose point recipe cannot be re-run (the
+    /// build's own errors).
     pub fn pinned(&self, placement: &AnyPlacement) -> Result<Self, Error> {
         let nodes = placement.nodes().clone();
         let mut listed: Vec<String> = self
@@ -203,24 +221,25 @@ impl ClusterSpec {
             .map(|(name, given)| (name.clone(), given.clone()))
             .collect();
         let mut params = self.params;
+        let mut removed = Vec::new();
         match placement {
             AnyPlacement::Jump(jump) => listed = names_of(&nodes, jump.buckets().iter().copied()),
             AnyPlacement::JumpBack(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
             AnyPlacement::Binomial(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
             AnyPlacement::FlipHash(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
-            AnyPlacement::Memento(m) if m.removed_count() > 0 => return Err(holes("memento")),
-            AnyPlacement::Anchor(a) if a.removed_count() > 0 => return Err(holes("anchor")),
-            AnyPlacement::Dx(d) if d.removed_count() > 0 => return Err(holes("dx")),
             AnyPlacement::Anchor(a) => {
                 listed = names_of(&nodes, a.bucket_order());
                 params.capacity = a.capacity();
+                removed = a.removal_order().to_vec();
             }
             AnyPlacement::Dx(d) => {
                 listed = names_of(&nodes, d.bucket_order());
                 params.capacity = d.capacity();
+                removed = d.removal_order().to_vec();
             }
             AnyPlacement::Memento(m) => {
                 listed = names_of(&nodes, m.buckets().iter().copied().flatten());
+                removed = m.removal_order();
             }
             AnyPlacement::Slots(_) => layout = slot_layout(placement),
             AnyPlacement::Ring(ring) => layout = given_points(ring)?,
@@ -248,6 +267,7 @@ impl ClusterSpec {
             listed,
             layout,
             params,
+            removed,
             ..self.clone()
         })
     }
@@ -279,23 +299,6 @@ fn given_points(ring: &Ring) -> Result<Layout, Error> {
         }
     }
     Ok(layout)
-}
-
-/// Why a snapshot with removed buckets has no cluster file.
-fn holes(algorithm: &'static str) -> Error {
-    Error::Unsupported {
-        algorithm,
-        operation: format!(
-            "describe {} {algorithm} cluster with removed buckets as a file",
-            if algorithm.starts_with('a') {
-                "an"
-            } else {
-                "a"
-            }
-        ),
-        reason: "a cluster file cannot record which buckets were removed; keep \
-                 the live snapshot, or re-plan from a file that lists the nodes",
-    }
 }
 
 /// The names of `ids`, in order.

@@ -153,6 +153,47 @@ fn issue13_1_cluster_file_parsing_is_linear() {
     );
 }
 
+/// Issue 13, caps: a file of more than `MAX_NODES` `[[nodes]]` tables is
+/// refused before the TOML parser holds them all (2^20 + 1 tables took
+/// 1.6 GB and 10 s before the count was checked). The file below is not
+/// even TOML after its headers: the count answers first.
+#[test]
+fn issue13_caps_a_runaway_node_list_is_refused_before_parsing() {
+    let mut text = "[[ nodes ]] # spaces and comments count too\n".repeat(ringwise::MAX_NODES);
+    text.push_str("[[nodes]]\nnot toml");
+    let err = ClusterSpec::from_toml(&text).expect_err("too many");
+    assert!(
+        matches!(err, Error::TooManyNodes { nodes, limit } if nodes == limit + 1),
+        "{err}"
+    );
+}
+
+/// The fuzzer's finding (`fuzz/artifacts/cluster_file/crash-c2b70cfb…`):
+/// a ring whose one node had `points = []` built, listed a node and
+/// answered no key. An empty list of points or tokens is refused on its
+/// line, with the fix; so is one given through the builder.
+#[test]
+fn issue13_fuzz_cluster_file_an_empty_point_list_is_refused() {
+    let found =
+        "algorithm = \"ring\"\nhash = \"md5\"\n\n[[nodes]]\nname = \"cache-b\"\npoints = []\n";
+    let tokens = "algorithm = \"cassandra\"\n[[nodes]]\nname = \"a\"\ntokens = [1]\n\
+                  [[nodes]]\nname = \"b\"\ntokens = []\n";
+    for (text, line, field) in [(found, 6, "points"), (tokens, 7, "tokens")] {
+        let (at, named, message) = error(text);
+        assert_eq!(
+            (at, named.as_deref()),
+            (Some(line), Some(field)),
+            "{message}"
+        );
+        assert!(message.contains("at least one"), "{message}");
+    }
+    let built = ringwise::Ring::builder()
+        .scheme(ringwise::Explicit)
+        .node_points(ringwise::Node::new("a"), [])
+        .build();
+    assert!(matches!(built, Err(Error::InvalidLayout { .. })));
+}
+
 /// The fingerprint tells apart every change that moves keys and nothing
 /// that does not.
 #[test]
@@ -217,4 +258,72 @@ fn capacity_is_read_and_checked_on_its_line() {
     // Another algorithm ignores it (with a warning from the CLI).
     let spec = ClusterSpec::from_toml(&format!("capacity = 5\n{nodes}")).expect("valid");
     assert_eq!(spec.ignored_params(), ["capacity"]);
+}
+
+/// `removed` (memento, anchor, dx: buckets whose node left, in removal
+/// order): each mistake names the entry's line, the field and the fix.
+#[test]
+fn removed_buckets_are_checked_on_their_line() {
+    let nodes = "\n[[nodes]]\nname = \"a\"\n\n[[nodes]]\nname = \"b\"\n";
+    let file = |head: &str| format!("{head}{nodes}");
+    let ok = ClusterSpec::from_toml(&file("algorithm = \"memento\"\nremoved = [2, 0]\n"));
+    assert_eq!(ok.expect("valid").removed, [2, 0]);
+    let cases: [(&str, usize, &str); 7] = [
+        // a, b and two removed buckets are buckets 0 to 3.
+        (
+            "algorithm = \"memento\"\nremoved = [\n  1,\n  4,\n]\n",
+            4,
+            "bucket 4 is out of range: 2 nodes and 2 removed buckets are buckets 0 to 3",
+        ),
+        (
+            "algorithm = \"anchor\"\nremoved = [1,\n 1]\n",
+            3,
+            "bucket 1 is listed twice",
+        ),
+        (
+            "algorithm = \"ring\"\n\nremoved = [1]\n",
+            3,
+            "algorithm ring has no removed buckets",
+        ),
+        (
+            "algorithm = \"jump\"\nremoved = [0]\n",
+            2,
+            "only memento, anchor and dx",
+        ),
+        (
+            "algorithm = \"dx\"\ncapacity = 3\nremoved = [0, 1]\n",
+            2,
+            "at least the nodes plus the removed buckets",
+        ),
+        (
+            "algorithm = \"dx\"\nremoved = [-1]\n",
+            2,
+            "a whole number from 0 to 4294967295",
+        ),
+        (
+            "algorithm = \"memento\"\nremoved = [\"1\"]\n",
+            2,
+            "wrong kind of value",
+        ),
+    ];
+    for (head, want_line, want) in cases {
+        let (line, field, message) = error(&file(head));
+        assert_eq!(line, Some(want_line), "{head}: {message}");
+        assert!(message.contains(want), "{head}: {message}");
+        if !want.contains("wrong kind") && !want.contains("whole number") {
+            let want_field = if want.contains("at least the nodes") {
+                "capacity"
+            } else {
+                "removed"
+            };
+            assert_eq!(field.as_deref(), Some(want_field), "{head}: {message}");
+        }
+    }
+    // No node left: every bucket removed.
+    let (line, field, message) = error("algorithm = \"memento\"\nremoved = [0, 1]\nnodes = []\n");
+    assert_eq!((line, field.as_deref()), (Some(2), Some("removed")));
+    assert!(message.contains("every bucket is removed"), "{message}");
+    // An empty list is no list.
+    let spec = ClusterSpec::from_toml(&file("algorithm = \"ring\"\nremoved = []\n"));
+    assert!(spec.expect("valid").removed.is_empty());
 }

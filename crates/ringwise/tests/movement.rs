@@ -268,6 +268,9 @@ fn the_articles_storage_example() {
     let moved = m.moved() * total;
     assert!((250e9..300e9).contains(&moved), "{moved}");
     assert_eq!(format!("{:.0}", m.optimum() * total / 1e9), "273");
+    // The diff itself, as the README shows it: 281.4 GB in 152 ranges.
+    assert_eq!(format!("{:.1}", moved / 1e9), "281.4");
+    assert_eq!(m.ranges.len(), 152);
     // About 27 GB from each old node on average; a real ring of 160
     // vnodes gives from 10 to 39 GB each (the new node's points fall where
     // they fall), every old node gives some.
@@ -401,4 +404,61 @@ fn a_cassandra_token_plan_applied_to_the_old_ownership_yields_the_new_one() {
             "case {case}: the streamed ownership is the new ring's"
         );
     }
+}
+
+#[test]
+fn a_no_op_moves_a_positive_zero() {
+    // `Iterator::sum` of no f64s is -0.0, which a plan printed as "-0.00%".
+    let nodes: Vec<Node> = ["a", "b", "c"].map(Node::new).into();
+    for algorithm in [Algorithm::Ring, Algorithm::Jump, Algorithm::Slots] {
+        let params = Params {
+            hash: algorithm.default_hash(),
+            ..Params::DEFAULT
+        };
+        let p = AnyPlacement::build(algorithm, nodes.clone(), &params).expect("builds");
+        let m = diff(&p, &p);
+        assert!(m.flows.is_empty(), "{algorithm}");
+        assert!(
+            m.moved() == 0.0 && m.moved().is_sign_positive(),
+            "{algorithm}"
+        );
+        assert!(
+            m.optimum() == 0.0 && m.optimum().is_sign_positive(),
+            "{algorithm}"
+        );
+    }
+}
+
+#[test]
+fn the_optimum_of_a_leave_is_what_the_leaving_node_held() {
+    // Weights say a node of 3 holds 1/3; a ring node holds its arcs. The
+    // least a leave moves is those arcs, so a ring leave is exactly 1x, and
+    // a sampled leave is 1x too (the leaving node's samples all move).
+    let nodes: Vec<Node> = ["a", "b", "c"].map(Node::new).into();
+    for algorithm in [Algorithm::Cassandra, Algorithm::Ring, Algorithm::Rendezvous] {
+        let params = Params {
+            hash: algorithm.default_hash(),
+            ..Params::DEFAULT
+        };
+        let old = AnyPlacement::build(algorithm, nodes.clone(), &params).expect("builds");
+        let new = old.without_node("b").expect("leaves");
+        let m = diff(&old, &new);
+        let b = m.nodes.iter().position(|n| n == "b").expect("b");
+        assert_eq!(m.optimum(), m.given()[b], "{algorithm}");
+        assert!(
+            (m.moved() / m.optimum() - 1.0).abs() < 1e-12,
+            "{algorithm}: {} / {}",
+            m.moved(),
+            m.optimum()
+        );
+    }
+    // Cassandra's 16 random tokens give b far from 1/3: the weight-based
+    // optimum said 33.33 % against 27.48 % moved (0.824x).
+    let params = Params {
+        hash: Algorithm::Cassandra.default_hash(),
+        ..Params::DEFAULT
+    };
+    let old = AnyPlacement::build(Algorithm::Cassandra, nodes, &params).expect("builds");
+    let m = diff(&old, &old.without_node("c").expect("leaves"));
+    assert!((m.optimum() - 1.0 / 3.0).abs() > 0.01, "{}", m.optimum());
 }

@@ -97,7 +97,7 @@ fn issue13_8_subnormal_weights_are_refused_with_the_minimum() {
 /// for every node as replicas must give every node once (O(R) with the
 /// repeat check of `Distinct`; it was O(R²) per key).
 #[test]
-fn issue13_4_scale_100000_keys_over_10000_nodes_for_every_algorithm() {
+fn issue13_scale_100000_keys_over_10000_nodes_for_every_algorithm() {
     let count = 10_000;
     let keys: Vec<String> = (0..100_000).map(|i| format!("user:{i}")).collect();
     for &algorithm in Algorithm::ALL {
@@ -143,7 +143,7 @@ fn issue13_4_scale_100000_keys_over_10000_nodes_for_every_algorithm() {
 /// keyed with a secret the attacker does not know, the same keys spread
 /// like any others.
 #[test]
-fn issue13_6_chosen_keys_hit_one_node_with_a_public_hash_not_with_a_secret() {
+fn issue13_adversarial_chosen_keys_hit_one_node_with_a_public_hash_not_with_a_secret() {
     let nodes = named(10);
     let public = ClusterOf::new(nodes.clone(), StableHash::Xxh3);
     let target = public
@@ -230,7 +230,7 @@ fn issue13_3_more_than_max_nodes_are_refused() {
 /// the behaviour down: a node without points owns nothing, the others are
 /// all replicas.
 #[test]
-fn issue13_5_fuzz_ops_a_pointless_envoy_node_is_never_a_replica() {
+fn issue13_fuzz_ops_a_pointless_envoy_node_is_never_a_replica() {
     let mut nodes: Vec<Node> = (0..7).map(|i| Node::new(format!("n{i}"))).collect();
     nodes.push(Node::new("n17").weight(1e-6));
     let params = Params {

@@ -388,9 +388,11 @@ fn a_join_beyond_capacity_is_refused_and_capacity_is_checked() {
 
 /// A cluster file describes a snapshot whose removals were all taken back,
 /// or only the last bucket left (a fresh build of fewer nodes), with its
-/// capacity written; a hole is refused.
+/// capacity written and no `removed` list; a hole is written as
+/// `removed = [bucket]` and rebuilds the same owners; once a join fills the
+/// hole, the list is gone again.
 #[test]
-fn pinned_writes_unbroken_bucket_ranges_only() {
+fn pinned_writes_holes_as_removed_buckets() {
     for algorithm in [Algorithm::Anchor, Algorithm::Dx] {
         let spec = ClusterSpec::new(algorithm, support::nodes(["c", "a", "b"])).expect("spec");
         let p = spec.build().expect("builds").placement().clone();
@@ -398,6 +400,7 @@ fn pinned_writes_unbroken_bucket_ranges_only() {
         let pinned = spec.pinned(&tail).expect("the last bucket left");
         let text = pinned.to_toml();
         assert!(text.contains("capacity = 256"), "{text}");
+        assert!(!text.contains("removed"), "{text}");
         let rebuilt = ClusterSpec::from_toml(&text)
             .expect("reads")
             .build()
@@ -406,12 +409,18 @@ fn pinned_writes_unbroken_bucket_ranges_only() {
             assert_eq!(owner_name(rebuilt.placement(), h), owner_name(&tail, h));
         }
         let hole = p.without_node("c").expect("member");
-        assert!(matches!(spec.pinned(&hole), Err(Error::Unsupported { .. })));
+        let written = spec.pinned(&hole).expect("a hole is written").to_toml();
+        assert!(written.contains("removed = [0]"), "{written}");
+        let rebuilt = ClusterSpec::from_toml(&written)
+            .expect("reads")
+            .build()
+            .expect("builds");
+        for h in (0..2000u64).map(|i| ringwise::replica_key(i, 3)) {
+            assert_eq!(owner_name(rebuilt.placement(), h), owner_name(&hole, h));
+        }
         let healed = hole.with_node(Node::new("d")).expect("room");
-        assert!(
-            spec.pinned(&healed).is_ok(),
-            "{algorithm}: the hole is filled"
-        );
+        let pinned = spec.pinned(&healed).expect("the hole is filled");
+        assert!(pinned.removed.is_empty(), "{algorithm}: the hole is filled");
     }
 }
 

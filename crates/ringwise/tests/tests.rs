@@ -47,3 +47,4 @@ mod removals_properties;
 mod rendezvous_properties;
 mod seed_peer;
 mod slots_properties;
+mod written_removals;

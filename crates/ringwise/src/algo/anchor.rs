@@ -42,8 +42,13 @@
 //! Quirks: placement depends on join order, removal history and
 //! `capacity`: a new capacity moves keys, so fix it with room to grow
 //! (`capacity = ...`; default twice the nodes, at least 256). A join
-//! beyond it is [`Error::CapacityFull`]. The first hash keeps 32 bits of
-//! the key hash (the reference's CRC); no weights; zones are ignored.
+//! beyond it is [`Error::CapacityFull`]. A cluster file records the
+//! removal history as the removals no join has undone, in order
+//! (`removed`); [`Anchor::with_removed`] replays them on a build over every
+//! bucket in use, which yields the same `A`, `K`, `W`, `L` (a join undoes
+//! the last removal exactly; `algo/removals.rs`). The first hash keeps 32
+//! bits of the key hash (the reference's CRC); no weights; zones are
+//! ignored.
 
 mod fast_mod;
 mod updates;
@@ -54,6 +59,7 @@ use crate::Error;
 use crate::algo::jump::{check_unweighted, check_weight, replica_draws};
 use crate::algo::owners::Owners;
 use crate::algo::params::{Params, Registered};
+use crate::algo::removals::capacity_with_removed;
 use crate::hash::crc32c_u64;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -100,18 +106,22 @@ impl Anchor {
             ..Params::DEFAULT
         })
         .capacity_for("anchor", nodes.len())?;
-        let n = nodes.len() as u32;
         let owners = Owners::new(&table, &nodes, capacity);
-        // Buckets n.. are removed in order capacity-1 down to n, each when
-        // the working size was its own number: A[b] = b, K[b] = b.
+        Ok(Self::fresh(table, owners, capacity, nodes.len() as u32))
+    }
+
+    /// The state of a build whose buckets `0..n` work: buckets `n..` are
+    /// removed in order capacity-1 down to n, each when the working size
+    /// was its own number: `A[b] = b`, `K[b] = b`.
+    fn fresh(nodes: NodeTable, owners: Owners, capacity: u32, n: u32) -> Self {
         let cells = (0..capacity)
             .map(|b| Cell {
                 a: if b < n { 0 } else { b },
                 k: b,
             })
             .collect();
-        Ok(Anchor {
-            nodes: table,
+        Anchor {
+            nodes,
             cells,
             w: (0..capacity).collect(),
             l: (0..capacity).collect(),
@@ -120,7 +130,37 @@ impl Anchor {
             fresh: n,
             size: n,
             magic: magic(capacity),
-        })
+        }
+    }
+
+    /// `nodes` in bucket order on the buckets of `0..nodes + removed` that
+    /// `removed` leaves out, after removing those buckets in the order
+    /// given from a build over all of them: the snapshot any history of
+    /// joins and leaves with these pending removals produces
+    /// (`algo/removals.rs`). `capacity` as [`Anchor::new`]'s, for every
+    /// bucket in use (0: twice that, at least 256). Refuses entries out of
+    /// range or repeated, a list that removes every bucket
+    /// ([`Error::InvalidLayout`]) and a capacity below the buckets in use.
+    /// O(capacity + m log m).
+    pub fn with_removed(nodes: Vec<Node>, capacity: u32, removed: &[u32]) -> Result<Self, Error> {
+        crate::algo::removals::validate(removed, nodes.len())?;
+        let table = NodeTable::new(nodes.iter().cloned())?;
+        check_unweighted("anchor", &table)?;
+        let capacity = capacity_with_removed("anchor", capacity, nodes.len(), removed.len())?;
+        let owners = Owners::with_holes(&table, &nodes, capacity, removed);
+        // Every bucket in use works, then the pending removals happen.
+        let total = (nodes.len() + removed.len()) as u32;
+        let mut anchor = Self::fresh(table, owners, capacity, total);
+        for &b in removed {
+            anchor.remove_bucket(b);
+        }
+        Ok(anchor)
+    }
+
+    /// The removals a join has not undone, in the order they happened
+    /// (the last is the next bucket [`Anchor::with_node`] restores).
+    pub fn removal_order(&self) -> &[u32] {
+        &self.removed
     }
 
     /// The working bucket of `hash`; `None` without nodes.
@@ -167,8 +207,8 @@ impl Anchor {
         self.cells.len() as u32
     }
 
-    /// Removals a join has not undone yet (holes in the bucket range): a
-    /// cluster file can describe the snapshot only when there are none.
+    /// Removals a join has not undone yet (holes in the bucket range; a
+    /// cluster file lists them as `removed`).
     pub fn removed_count(&self) -> usize {
         self.removed.len()
     }
@@ -257,6 +297,12 @@ impl Registered for Anchor {
         let capacity = params.capacity_for("anchor", nodes.len())?;
         Self::new(nodes, capacity)
     }
+
+    fn replay(nodes: Vec<Node>, params: &Params, removed: &[u32]) -> Result<Self, Error> {
+        Self::with_removed(nodes, params.capacity, removed)
+    }
+
+    const REMOVES_ANY: bool = true;
 
     const READS: &'static [&'static str] = &["capacity"];
 }

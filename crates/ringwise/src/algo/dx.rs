@@ -30,8 +30,11 @@
 //!
 //! Quirks: placement depends on join order, removal history and `capacity`
 //! (a new capacity moves keys; default twice the nodes, at least 256); a
-//! join beyond capacity is [`Error::CapacityFull`]. Java's generator keeps
-//! 48 bits of the seed: hashes equal in their low 48 bits share a bucket.
+//! join beyond capacity is [`Error::CapacityFull`]. A cluster file records
+//! the removal history as the removals no join has undone, in order
+//! (`removed`); [`Dx::with_removed`] replays them (`algo/removals.rs`).
+//! Java's generator keeps 48 bits of the seed: hashes equal in their low
+//! 48 bits share a bucket.
 //! The draw loop ends while a node works (the generator's period covers
 //! every bucket) but has no fixed bound: a very sparse table (few nodes in
 //! a large capacity) is slow. No weights; zones are ignored.
@@ -44,6 +47,7 @@ use crate::Error;
 use crate::algo::jump::{check_unweighted, check_weight, replica_draws};
 use crate::algo::owners::Owners;
 use crate::algo::params::{Params, Registered};
+use crate::algo::removals::capacity_with_removed;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
@@ -81,6 +85,38 @@ impl Dx {
         })
     }
 
+    /// `nodes` in bucket order on the buckets of `0..nodes + removed` that
+    /// `removed` leaves out, after removing those buckets in the order
+    /// given from a build over all of them: the snapshot any history of
+    /// joins and leaves with these pending removals produces
+    /// (`algo/removals.rs`). `capacity` as [`Dx::new`]'s, for every bucket
+    /// in use (0: twice that, at least 256). Refuses entries out of range
+    /// or repeated, a list that removes every bucket
+    /// ([`Error::InvalidLayout`]) and a capacity below the buckets in use.
+    /// O(capacity + m log m).
+    pub fn with_removed(nodes: Vec<Node>, capacity: u32, removed: &[u32]) -> Result<Self, Error> {
+        crate::algo::removals::validate(removed, nodes.len())?;
+        let table = NodeTable::new(nodes.iter().cloned())?;
+        check_unweighted("dx", &table)?;
+        let capacity = capacity_with_removed("dx", capacity, nodes.len(), removed.len())?;
+        let mut dx = Dx {
+            owners: Owners::with_holes(&table, &nodes, capacity, removed),
+            nodes: table,
+            removed: Vec::new(),
+            size: (nodes.len() + removed.len()) as u32,
+        };
+        for &b in removed {
+            dx.drop_bucket(b);
+        }
+        Ok(dx)
+    }
+
+    /// The removals a join has not undone, in the order they happened
+    /// (the last is the next bucket [`Dx::with_node`] restores).
+    pub fn removal_order(&self) -> &[u32] {
+        &self.removed
+    }
+
     /// The working bucket of `hash`; `None` without nodes.
     pub fn bucket(&self, hash: u64) -> Option<u32> {
         if self.size == 0 {
@@ -100,8 +136,8 @@ impl Dx {
         self.owners.capacity()
     }
 
-    /// Removals a join has not undone yet: a cluster file can describe the
-    /// snapshot only when there are none.
+    /// Removals a join has not undone yet (a cluster file lists them as
+    /// `removed`).
     pub fn removed_count(&self) -> usize {
         self.removed.len()
     }
@@ -109,6 +145,16 @@ impl Dx {
     /// Node of each working bucket, in bucket order.
     pub fn bucket_order(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.owners.working()
+    }
+
+    /// Bucket `b` stops working. The reference pushes every removal; the
+    /// last bucket of an unbroken range would come back first anyway (it
+    /// is `size`), so leaving it implied keeps the state of a fresh build.
+    fn drop_bucket(&mut self, b: u32) {
+        self.size -= 1;
+        if !(self.removed.is_empty() && b == self.size) {
+            self.removed.push(b);
+        }
     }
 
     fn node_of(&self, bucket: u32) -> Option<NodeId> {
@@ -178,13 +224,7 @@ impl Placement for Dx {
         };
         let mut next = self.clone();
         next.nodes = nodes;
-        next.size -= 1;
-        // The reference pushes every removal; the last bucket of an
-        // unbroken range would come back first anyway (it is `size`), so
-        // leaving it implied keeps the state of a fresh build.
-        if !(self.removed.is_empty() && b == next.size) {
-            next.removed.push(b);
-        }
+        next.drop_bucket(b);
         next.owners.leave(b, at);
         Ok(next)
     }
@@ -195,6 +235,12 @@ impl Registered for Dx {
         let capacity = params.capacity_for("dx", nodes.len())?;
         Self::new(nodes, capacity)
     }
+
+    fn replay(nodes: Vec<Node>, params: &Params, removed: &[u32]) -> Result<Self, Error> {
+        Self::with_removed(nodes, params.capacity, removed)
+    }
+
+    const REMOVES_ANY: bool = true;
 
     const READS: &'static [&'static str] = &["capacity"];
 }

@@ -54,8 +54,12 @@
 //! joins.
 //!
 //! Placement depends on join order and on the removal history, by
-//! construction. Without removals it is [`crate::Jump`] of the 32-bit
-//! `crc32c(hash, 0)`, not of `hash`. No weights; zones are ignored.
+//! construction. Only the removals no join has undone matter (a join undoes
+//! the last exactly), so a cluster file records the history as the working
+//! nodes in bucket order plus `removed`, those buckets in removal order;
+//! [`Memento::with_removed`] replays them on the full b-array
+//! (`algo/removals.rs`). Without removals it is [`crate::Jump`] of the
+//! 32-bit `crc32c(hash, 0)`, not of `hash`. No weights; zones are ignored.
 //!
 //! Cost: lookup equals jump's O(ln n) without removals. With `m` removals
 //! and `w` working buckets, a key lands on a removed bucket with probability
@@ -110,6 +114,56 @@ impl Memento {
         })
     }
 
+    /// `nodes` in bucket order on the buckets of `0..nodes + removed` that
+    /// `removed` leaves out, after removing those buckets in the order
+    /// given: the snapshot any history of joins and leaves with these
+    /// pending removals produces (`algo/removals.rs`). Refuses entries out
+    /// of range or repeated, and a list that removes every bucket
+    /// ([`Error::InvalidLayout`]). O(N + m log m) for m removals.
+    ///
+    /// Worked example: a, b, c with `removed = [1, 3]` is the b-array
+    /// `[a, -, b, -, c]`; bucket 1 leaves with 4 buckets working (replacer
+    /// 4), bucket 3 with 3 (replacer 3), as if a, x, b, y, c had lost x,
+    /// then y.
+    pub fn with_removed(nodes: Vec<Node>, removed: &[u32]) -> Result<Self, Error> {
+        crate::algo::removals::validate(removed, nodes.len())?;
+        let mut memento = Self::new(nodes)?;
+        let total = memento.buckets.len() + removed.len();
+        let mut working = memento.buckets.drain(..);
+        let buckets: Vec<Option<NodeId>> = crate::algo::removals::working_mask(removed, total)
+            .into_iter()
+            .map(|works| {
+                if works {
+                    working.next().flatten()
+                } else {
+                    None
+                }
+            })
+            .collect();
+        drop(working);
+        memento.buckets = buckets;
+        for (i, &b) in removed.iter().enumerate() {
+            // The working size right after this removal, as `without_node`
+            // records it.
+            memento.drop_bucket(b as usize, (total - i - 1) as u32);
+        }
+        Ok(memento)
+    }
+
+    /// The removed buckets a join has not taken back, in the order they
+    /// were removed (the last is the next one [`Memento::with_node`]
+    /// restores). O(m) for m removals.
+    pub fn removal_order(&self) -> Vec<u32> {
+        let mut order = Vec::with_capacity(self.removed.len());
+        let mut next = self.last_removed;
+        while let Some(b) = next {
+            order.push(b);
+            next = self.position(b).ok().and_then(|i| self.removed[i].previous);
+        }
+        order.reverse();
+        order
+    }
+
     /// The working bucket of `hash`; `None` without nodes.
     pub fn bucket(&self, hash: u64) -> Option<u32> {
         if self.nodes.is_empty() {
@@ -152,6 +206,25 @@ impl Memento {
 
     fn position(&self, bucket: u32) -> Result<usize, usize> {
         self.removed.binary_search_by_key(&bucket, |r| r.bucket)
+    }
+
+    /// Removes bucket `b`, leaving `working` buckets: the last bucket
+    /// while nothing else is removed just shrinks the b-array (plain
+    /// jump); any other is recorded with `working` as its replacer.
+    fn drop_bucket(&mut self, b: usize, working: u32) {
+        if self.removed.is_empty() && b + 1 == self.buckets.len() {
+            self.buckets.pop();
+            return;
+        }
+        let removal = Removal {
+            bucket: b as u32,
+            replacer: working,
+            previous: self.last_removed,
+        };
+        let i = self.position(removal.bucket).unwrap_or_else(|i| i);
+        self.removed.insert(i, removal);
+        self.last_removed = Some(removal.bucket);
+        self.buckets[b] = None;
     }
 
     fn node_of(&self, bucket: u32) -> Option<NodeId> {
@@ -225,19 +298,7 @@ impl Placement for Memento {
         };
         let mut next = self.clone();
         next.nodes = nodes;
-        if self.removed.is_empty() && b + 1 == self.buckets.len() {
-            next.buckets.pop();
-        } else {
-            let removal = Removal {
-                bucket: b as u32,
-                replacer: next.nodes.len() as u32,
-                previous: self.last_removed,
-            };
-            let i = self.position(removal.bucket).unwrap_or_else(|i| i);
-            next.removed.insert(i, removal);
-            next.last_removed = Some(removal.bucket);
-            next.buckets[b] = None;
-        }
+        next.drop_bucket(b, next.nodes.len() as u32);
         for id in next.buckets.iter_mut().flatten() {
             *id -= u32::from(*id > at);
         }
@@ -249,4 +310,10 @@ impl Registered for Memento {
     fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
         Self::new(nodes)
     }
+
+    fn replay(nodes: Vec<Node>, _: &Params, removed: &[u32]) -> Result<Self, Error> {
+        Self::with_removed(nodes, removed)
+    }
+
+    const REMOVES_ANY: bool = true;
 }

@@ -28,6 +28,21 @@ impl Owners {
         Owners(owners)
     }
 
+    /// `nodes` (of `table`) on the buckets of `0..nodes + removed` that
+    /// `removed` leaves out, in listed order (`algo/removals.rs`).
+    pub fn with_holes(table: &NodeTable, nodes: &[Node], capacity: u32, removed: &[u32]) -> Self {
+        let total = nodes.len() + removed.len();
+        let mut owners = vec![Self::NONE; capacity as usize];
+        let mut nodes = nodes.iter();
+        let mask = crate::algo::removals::working_mask(removed, total);
+        for (slot, works) in owners.iter_mut().zip(mask) {
+            if works && let Some(node) = nodes.next() {
+                *slot = table.id(&node.name).unwrap_or(Self::NONE);
+            }
+        }
+        Owners(owners)
+    }
+
     /// The fixed number of buckets, working or not.
     pub fn capacity(&self) -> u32 {
         self.0.len() as u32

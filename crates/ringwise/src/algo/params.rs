@@ -239,6 +239,37 @@ pub(crate) trait Registered: Placement + Sized {
         }
     }
 
+    /// Builds the snapshot whose buckets `removed` (bucket numbers, in
+    /// the order their nodes left) were removed after a build over every
+    /// bucket; `nodes` fill the other buckets in order
+    /// (`algo/removals.rs`): an empty list, or a layout given to an
+    /// algorithm that removes buckets (which refuses it), is
+    /// [`Registered::build_with`]; a list is [`Registered::replay`]'s.
+    fn build_removed(
+        nodes: Vec<Node>,
+        params: &Params,
+        layout: &Layout,
+        removed: &[u32],
+    ) -> Result<Self, Error> {
+        if removed.is_empty() || (Self::REMOVES_ANY && !layout.is_empty()) {
+            return Self::build_with(nodes, params, layout);
+        }
+        Self::replay(nodes, params, removed)
+    }
+
+    /// The snapshot after the non-empty `removed` list is replayed over
+    /// every bucket. Only the algorithms that let any bucket leave
+    /// (memento, anchor, dx) override this; the others refuse the list.
+    fn replay(_: Vec<Node>, _: &Params, _: &[u32]) -> Result<Self, Error> {
+        Err(Error::InvalidLayout {
+            node: None,
+            message: crate::algo::removals::READ_BY.into(),
+        })
+    }
+
+    /// Whether [`Registered::build_removed`] reads a `removed` list.
+    const REMOVES_ANY: bool = false;
+
     /// The key hash when a cluster names none.
     fn default_hash() -> StableHash {
         StableHash::default()

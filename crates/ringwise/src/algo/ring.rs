@@ -624,6 +624,21 @@ fn generate<S: PointScheme>(
 ) -> Result<Vec<Entry>, Error> {
     let nodes = members.nodes;
     let lists: Vec<Option<Vec<u64>>> = (0..nodes.len() as NodeId).map(&mut given).collect();
+    // A node given no points owns nothing, and a ring whose nodes all have
+    // none would answer no key while it lists nodes (the fuzzer's
+    // `points = []`): refused, as any other bad layout.
+    if let Some(id) = lists
+        .iter()
+        .position(|l| l.as_ref().is_some_and(Vec::is_empty))
+    {
+        return Err(Error::InvalidLayout {
+            node: nodes.name(id as NodeId).map(str::to_owned),
+            message: "it is given an empty list (of points or tokens): a node needs at least \
+                      one to own keys; list one or more, or leave the list out to have them \
+                      generated"
+                .into(),
+        });
+    }
     // The scheme counts only when some node has no given points (an
     // explicit ring refuses to count at all).
     let counts = if lists.iter().any(Option::is_none) {

@@ -11,6 +11,7 @@ use std::ops::RangeInclusive;
 use super::ClusterSpec;
 use crate::AnyPlacement;
 use crate::Error;
+use crate::algo::removals::{self, READ_BY};
 use crate::algo::{Algorithm, Flavor, Given, Layout, Params};
 use crate::hash::StableHash;
 use crate::layers::{HashTag, Keyed};
@@ -33,6 +34,7 @@ struct RawCluster {
     epsilon: Option<Spanned<f64>>,
     secret: Option<Spanned<String>>,
     hash_tag: Option<Spanned<String>>,
+    removed: Option<Spanned<Vec<Spanned<u32>>>>,
     nodes: Spanned<Vec<RawNode>>,
 }
 
@@ -110,6 +112,27 @@ impl RawNode {
     }
 }
 
+/// Refuses a file of more than [`crate::MAX_NODES`] `[[nodes]]` tables
+/// before parsing it: the TOML parser holds about 1.6 KB per node table
+/// (2^20 + 1 tables: 1.6 GB and 10 s before the node count was checked),
+/// while counting header lines costs one pass and no memory. Nodes written
+/// as an inline array are counted after parsing, as before. O(file).
+fn refuse_runaway_node_list(text: &str) -> Result<(), Error> {
+    let is_header = |line: &str| {
+        let code = line.split('#').next().unwrap_or_default();
+        let mut chars = code.chars().filter(|c| !c.is_whitespace());
+        "[[nodes]]".chars().all(|c| chars.next() == Some(c)) && chars.next().is_none()
+    };
+    let tables = text.lines().filter(|line| is_header(line)).count() as u64;
+    if tables > crate::MAX_NODES as u64 {
+        return Err(Error::TooManyNodes {
+            nodes: tables,
+            limit: crate::MAX_NODES as u64,
+        });
+    }
+    Ok(())
+}
+
 impl ClusterSpec {
     /// Parses and validates a cluster file. Nothing is built on error.
     /// Validation builds the placement once (limits such as the point
@@ -123,7 +146,27 @@ impl ClusterSpec {
     /// not build it a second time (issue 13 item 7: a big maglev table was
     /// built twice by `--cluster`). O(file + build).
     pub fn from_toml_built(text: &str) -> Result<(Self, Keyed<AnyPlacement>), Error> {
-        let at = |span: std::ops::Range<usize>, field: &str, error: Error| {
+        let (spec, locate) = Self::read_toml(text)?;
+        // Catch limits such as too many points now, not at first use.
+        let built = spec.build().map_err(locate)?;
+        Ok((spec, built))
+    }
+
+    /// [`ClusterSpec::from_toml`] without the build: every field is parsed
+    /// and checked (names, weights, zones, layouts, parameter syntax), but
+    /// what only a build checks (the point budget, the memory a table
+    /// needs, a hash the algorithm cannot use) is left to
+    /// [`ClusterSpec::build`]. For a caller who changes the spec before
+    /// building it (the CLI's `--max-points`, `--algo`, `--vnodes`...), so
+    /// that a file too big as written can still be built as changed. O(file).
+    pub fn from_toml_unbuilt(text: &str) -> Result<Self, Error> {
+        Self::read_toml(text).map(|(spec, _)| spec)
+    }
+
+    /// The parsed spec, and what names the line of an error its build
+    /// reports.
+    fn read_toml(text: &str) -> Result<(Self, impl Fn(Error) -> Error + '_), Error> {
+        let at = move |span: std::ops::Range<usize>, field: &str, error: Error| {
             let message = match error {
                 Error::ClusterFile { message, .. } => message,
                 other => other.to_string(),
@@ -134,6 +177,7 @@ impl ClusterSpec {
                 message,
             }
         };
+        refuse_runaway_node_list(text)?;
         let raw: RawCluster = toml::from_str(text).map_err(|e| Error::ClusterFile {
             line: e.span().map(|s| line_of(text, s.start)),
             field: None,
@@ -172,6 +216,20 @@ impl ClusterSpec {
             Some(v) => *v.get_ref(),
             None => Params::DEFAULT.vnodes,
         };
+        if raw.nodes.get_ref().is_empty()
+            && let Some(removed) = raw.removed.as_ref().filter(|r| !r.get_ref().is_empty())
+        {
+            let e = Error::ClusterFile {
+                line: None,
+                field: None,
+                message: format!(
+                    "every bucket is removed: `removed` lists {} buckets and no [[nodes]] \
+                     table is left; list the working nodes as [[nodes]] tables",
+                    removed.get_ref().len()
+                ),
+            };
+            return Err(at(removed.span(), "removed", e));
+        }
         if raw.nodes.get_ref().is_empty() {
             let e = Error::ClusterFile {
                 line: None,
@@ -240,6 +298,7 @@ impl ClusterSpec {
             }
             nodes.push(node);
         }
+        let removed = removed_of(&raw, algorithm, nodes.len()).map_err(|(s, f, e)| at(s, f, e))?;
         let params = Params {
             hash,
             vnodes,
@@ -280,13 +339,14 @@ impl ClusterSpec {
             listed: nodes.iter().map(|n: &Node| n.name.clone()).collect(),
             nodes: NodeTable::new(nodes)?,
             layout,
+            removed,
             hash_tag,
             hash_named: raw.hash.is_some(),
         };
         // A bad parameter names its own line: the hash's (or the
         // algorithm's, for a hash the algorithm cannot use), the table
         // size's, the probe count's, the point budget's.
-        let param_at = |e: Error| {
+        let param_at = move |e: Error| {
             let span = match &e {
                 Error::InvalidParameter { parameter, .. } => match *parameter {
                     "hash" => raw
@@ -307,6 +367,9 @@ impl ClusterSpec {
                 Error::InvalidLayout {
                     node: Some(name), ..
                 } => given_span(&raw, name),
+                Error::InvalidLayout { node: None, .. } => {
+                    raw.removed.as_ref().map(|r| (r.span(), "removed"))
+                }
                 Error::Unsupported { operation, .. } if operation.starts_with("weigh node") => {
                     weight_span(&raw, operation)
                 }
@@ -317,9 +380,7 @@ impl ClusterSpec {
                 None => at(raw.nodes.span(), "nodes", e),
             }
         };
-        // Catch limits such as too many points now, not at first use.
-        let built = spec.build().map_err(param_at)?;
-        Ok((spec, built))
+        Ok((spec, param_at))
     }
 }
 
@@ -328,8 +389,10 @@ impl ClusterSpec {
     /// [`ClusterSpec::from_toml`] reads back to an equal spec: the
     /// algorithm; the hash (and secret) when named or not the algorithm's
     /// default; the hash tag, epsilon and every parameter that differs from
-    /// its default; the nodes in listed order, each with its weight (when
-    /// not 1), zone and given points, tokens or slots. Numbers are written
+    /// its default; `removed` (with a comment saying what it means); the
+    /// nodes in listed order, each with its weight (when not 1), zone and
+    /// given points, tokens or slots, and when buckets were removed its
+    /// bucket number as a comment. Numbers are written
     /// so they parse back to the same `f64` (`1e-6`, `0.5`). A spec with an
     /// empty `listed` is written in name order and reads back listing it;
     /// an unnamed hash that differs from the default reads back named.
@@ -365,8 +428,26 @@ impl ClusterSpec {
             };
             let _ = writeln!(out, "{name} = {value}");
         }
+        if !self.removed.is_empty() {
+            let list: Vec<String> = self.removed.iter().map(u32::to_string).collect();
+            out.push_str(
+                "# Buckets whose node left, in the order they left (a join takes the last\n\
+                 # back first); the [[nodes]] below fill the other buckets, in order.\n",
+            );
+            let _ = writeln!(out, "removed = [{}]", list.join(", "));
+        }
+        // Each node's bucket, as a comment, when holes make it unobvious.
+        let total = self.nodes.len() + self.removed.len();
+        let mask = removals::working_mask(&self.removed, total);
+        let mut buckets = (0..total).filter(|&b| mask.get(b) == Some(&true));
         for node in self.join_order() {
-            let _ = write!(out, "\n[[nodes]]\nname = {}\n", quoted(&node.name));
+            let _ = write!(out, "\n[[nodes]]\nname = {}", quoted(&node.name));
+            match buckets.next() {
+                Some(bucket) if !self.removed.is_empty() => {
+                    let _ = writeln!(out, "  # bucket {bucket}");
+                }
+                _ => out.push('\n'),
+            }
             if node.weight != 1.0 {
                 let _ = writeln!(out, "weight = {:?}", node.weight);
             }
@@ -414,6 +495,32 @@ fn given_list(given: &Given) -> String {
 }
 
 type Located = (std::ops::Range<usize>, &'static str, Error);
+
+/// The file's `removed` list, checked against the algorithm and the
+/// `working` nodes listed; each error names the entry at fault.
+fn removed_of(raw: &RawCluster, algorithm: Algorithm, working: usize) -> Result<Vec<u32>, Located> {
+    let Some(list) = &raw.removed else {
+        return Ok(Vec::new());
+    };
+    let removed: Vec<u32> = list.get_ref().iter().map(|b| *b.get_ref()).collect();
+    let problem = |span, message: String| {
+        let e = Error::ClusterFile {
+            line: None,
+            field: None,
+            message,
+        };
+        (span, "removed", e)
+    };
+    if !removed.is_empty() && !algorithm.reads_removed() {
+        let message = format!("algorithm {algorithm} has no removed buckets: {READ_BY}");
+        return Err(problem(list.span(), message));
+    }
+    removals::check(&removed, working).map_err(|p| {
+        let entry = p.index.and_then(|i| list.get_ref().get(i));
+        problem(entry.map_or(list.span(), Spanned::span), p.message)
+    })?;
+    Ok(removed)
+}
 
 /// The span and field of what node `name` gives by hand (or its name).
 fn given_span(raw: &RawCluster, name: &str) -> Option<(std::ops::Range<usize>, &'static str)> {
