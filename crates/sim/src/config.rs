@@ -117,6 +117,26 @@ pub const MAX_RPS: f64 = 1e12;
 /// and includes slots (at most 16,384 nodes).
 pub const MAX_COMPARE_NODES: u32 = ringwise::SLOT_COUNT as u32 / 10;
 
+/// The most keys of a run: 10^9, a thousand times the article's million
+/// (hashed and tallied in chunks, so memory stays at about 64 MiB; time is
+/// about a minute per 10^8 keys per pass on two cores).
+pub const MAX_KEYS: u64 = 1_000_000_000;
+
+/// The most node-name sets of the seeds experiment: 10,000. Each set builds
+/// two rings per vnodes value and the report lists every set's share (the
+/// plot, the JSON's `moved_runs`).
+pub const MAX_SEEDS: u32 = 10_000;
+
+/// The most values of a vnodes list: each value is one more run of its
+/// experiment over the keys.
+pub const MAX_LIST: usize = 64;
+
+/// The work budget of a run: passes over keys (one key looked up in one
+/// placement) plus the points of every ring the seeds experiment builds,
+/// 2·10^10 in all (the default run: 2·10^7, half a second). A run above it
+/// is refused before anything is allocated, with the option to lower.
+pub const MAX_WORK: u64 = 20_000_000_000;
+
 /// The parameters of a run; [`Config::default`] is the article's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Config {
@@ -228,6 +248,26 @@ impl Config {
         if self.keys == 0 {
             return Err(ConfigError::new("keys", "must be at least 1"));
         }
+        if self.keys > MAX_KEYS {
+            return Err(ConfigError::new(
+                "keys",
+                format!(
+                    "{} keys: at most {MAX_KEYS} (10^9), a thousand times the article's \
+                     million; every experiment passes over them, about a minute per 10^8",
+                    self.keys
+                ),
+            ));
+        }
+        if self.seeds > MAX_SEEDS {
+            return Err(ConfigError::new(
+                "seeds",
+                format!(
+                    "{} name sets: at most {MAX_SEEDS}; each set builds two rings per \
+                     vnodes value and the report lists every set's share",
+                    self.seeds
+                ),
+            ));
+        }
         if self.nodes < 2 {
             return Err(ConfigError::new(
                 "nodes",
@@ -245,6 +285,16 @@ impl Config {
                     "give at least one value, e.g. 1,10,100",
                 ));
             }
+            if list.len() > MAX_LIST {
+                return Err(ConfigError::new(
+                    option,
+                    format!(
+                        "{} values: at most {MAX_LIST}; each value runs its experiment \
+                         once more",
+                        list.len()
+                    ),
+                ));
+            }
             if let Some(bad) = list.iter().find(|&&v| v == 0 || v > ringwise::MAX_VNODES) {
                 return Err(ConfigError::new(
                     option,
@@ -260,6 +310,17 @@ impl Config {
         }
         if self.seed_keys == 0 {
             return Err(ConfigError::new("seed-keys", "must be at least 1"));
+        }
+        if self.seed_keys > crate::keys::CACHE_KEYS {
+            return Err(ConfigError::new(
+                "seed-keys",
+                format!(
+                    "{} keys: at most {} (the seeds experiment holds its keys' hashes, \
+                     sorted, 8 bytes each: 64 MB)",
+                    self.seed_keys,
+                    crate::keys::CACHE_KEYS
+                ),
+            ));
         }
         if self.rendezvous_keys == 0 {
             return Err(ConfigError::new("rendezvous-keys", "must be at least 1"));
@@ -314,6 +375,7 @@ impl Config {
                 ),
             ));
         }
+        self.check_work()?;
         if !(0.0..=1.0).contains(&self.hit_rate) {
             return Err(ConfigError::new(
                 "hit-rate",
@@ -336,6 +398,70 @@ impl Config {
             return Err(ConfigError::new("data", "must be a size >= 0, e.g. 3TB"));
         }
         Ok(())
+    }
+
+    /// The whole run's work against [`MAX_WORK`], before anything is
+    /// built or hashed: the passes over keys ([`Config::key_passes`]) and
+    /// the points of the seeds experiment's rings (seeds × Σ vnodes ×
+    /// (2N + 1): a ring before and after the join per set and value). The
+    /// option named is the one that contributes most.
+    fn check_work(&self) -> Result<(), ConfigError> {
+        let run = self.as_run();
+        let passes = run.key_passes();
+        let seed_points = match run.wants(Experiment::Seeds) {
+            true => run
+                .vnodes
+                .iter()
+                .map(|&v| u128::from(v))
+                .sum::<u128>()
+                .saturating_mul(u128::from(run.seeds))
+                .saturating_mul(2 * u128::from(run.nodes) + 1),
+            false => 0,
+        };
+        let work = passes.saturating_add(seed_points);
+        if work <= u128::from(MAX_WORK) {
+            return Ok(());
+        }
+        let seeds = seed_points + run.seed_passes();
+        let option = match seeds > work - seeds {
+            true => "seeds",
+            false => "keys",
+        };
+        Err(ConfigError::new(
+            option,
+            format!(
+                "this run would make {passes} key lookups and build {seed_points} ring \
+                 points, over the budget of {MAX_WORK} (2·10^10, about 10 minutes on two \
+                 cores); lower --keys, --seed-keys, --seeds, --nodes or the vnodes lists"
+            ),
+        ))
+    }
+
+    /// Lookups of keys over the whole run: every pass over the keys (the
+    /// progress bar's units), in u128 so no option can overflow it.
+    pub(crate) fn key_passes(&self) -> u128 {
+        let keys = u128::from(self.keys);
+        let mut total = keys * 2 + self.seed_passes();
+        if self.wants(Experiment::Failure) {
+            total += keys * 2 * self.failure_vnodes.len() as u128;
+        }
+        if self.wants(Experiment::Weights) {
+            total += keys * self.weight_vnodes.len() as u128;
+        }
+        total + u128::from(self.rendezvous_keys.min(self.keys))
+    }
+
+    /// Lookups of the seeds experiment: every set and vnodes value over
+    /// the first `seed_keys` keys.
+    fn seed_passes(&self) -> u128 {
+        match self.wants(Experiment::Seeds) {
+            true => {
+                u128::from(self.seeds)
+                    * self.vnodes.len() as u128
+                    * u128::from(self.seed_keys.min(self.keys))
+            }
+            false => 0,
+        }
     }
 
     /// The algorithm as the report names it: `ketama (twemproxy)` for a

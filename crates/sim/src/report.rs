@@ -30,14 +30,17 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bounded: Option<bounded::BoundedRow>,
     /// Experiments the algorithm cannot perform (jump cannot remove the
-    /// most loaded node, slots have no weights...), with the reason.
+    /// most loaded node, slots have no weights...), and comparison rows
+    /// left out for their cost (the allocated ring above
+    /// [`compare::MAX_ALLOCATED_NODES`]), with the reason.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<Skipped>,
     /// Wall time of the run, seconds.
     pub elapsed_s: f64,
 }
 
-/// An experiment left out because the algorithm cannot do what it needs.
+/// An experiment left out because the algorithm cannot do what it needs,
+/// or a row of one left out for its cost (the reason says which).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Skipped {
     pub experiment: Experiment,

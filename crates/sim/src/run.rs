@@ -129,7 +129,7 @@ impl KeyResults {
         };
         let compare = config
             .wants(Experiment::Compare)
-            .then(|| compare::run(config, &keys))
+            .then(|| compare::run(config, &keys, &mut skipped))
             .transpose()?;
         Ok(KeyResults {
             modulo,
