@@ -1,22 +1,46 @@
-//! Where etcd is and how to talk to it: endpoints, credentials, TLS, and
-//! the timeout every call gets.
+//! Where etcd is and how to talk to it: endpoints, credentials, TLS, the
+//! timeout every call gets, and failing over between endpoints.
+//!
+//! How failover works. etcd-client 0.21 balances a client over all its
+//! endpoints with tower's power-of-two-choices: a dead endpoint still
+//! counts as ready (tonic reports a failed connect on the call, not
+//! before), so with one of two endpoints dead about half of all calls
+//! fail, and nothing retries them. This crate therefore connects to one
+//! endpoint at a time ([`Link`]) and runs every call through
+//! [`Connection::retry`]: a call that fails for want of a working
+//! endpoint (refused, reset, timed out, "no leader") moves on to the next
+//! endpoint, after a short jittered pause, until it succeeds or
+//! [`Connection::deadline`] has passed. A call etcd refused for what it
+//! asked (a taken name, a permission) fails at once. The endpoint that
+//! answered last is where the next call starts (shared by clones of a
+//! connection), so a dead endpoint costs one refused connect, once.
+//!
+//! Clients carry etcd's "require leader" flag: a member that has lost its
+//! leader answers "no leader" at once instead of holding the call until
+//! the timeout, and cancels its watches, so a client moves to a member of
+//! the majority.
 
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
 
-use crate::Error;
+use crate::{Error, backoff};
 
 /// The default time an etcd call may take before it counts as failed.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Stands for "no deadline" where a deadline would overflow the clock.
+const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// How to reach an etcd cluster.
 ///
-/// Several endpoints are members of one cluster: the client balances over
-/// them and a call that fails on one (its member was killed) is answered by
-/// the others once the cluster has a leader.
+/// Several endpoints are members of one cluster: a call that cannot reach
+/// one (its member was killed, or lost its leader) is retried on the others
+/// until [`Connection::deadline`] (see the module docs).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Connection {
@@ -26,8 +50,10 @@ pub struct Connection {
     pub user: Option<(String, String)>,
     /// TLS files, when the endpoints are `https://`.
     pub tls: Option<Tls>,
-    /// How long any one call may take (default 2 s).
+    /// How long any one call may take on one endpoint (default 2 s).
     pub timeout: Duration,
+    /// The endpoint that answered last: where the next call starts.
+    preferred: Arc<AtomicUsize>,
 }
 
 /// TLS material, PEM files.
@@ -73,17 +99,36 @@ impl Connection {
             user: None,
             tls: None,
             timeout: DEFAULT_TIMEOUT,
+            preferred: Arc::new(AtomicUsize::new(0)),
         })
     }
 
-    /// A client. Connecting is lazy: an unreachable etcd shows in the
-    /// first call, not here (except with a user, whose login is a call).
+    /// How long a call keeps retrying on the endpoints before it fails:
+    /// `timeout × (endpoints + 1)`, room to give every endpoint a full
+    /// timeout and then one more attempt (4 s for one endpoint and the
+    /// default timeout, 8 s for three).
+    pub fn deadline(&self) -> Duration {
+        let endpoints = u32::try_from(self.endpoints.len()).unwrap_or(u32::MAX);
+        self.timeout.saturating_mul(endpoints.saturating_add(1))
+    }
+
+    /// A client balanced over every endpoint, as etcd-client makes it, for
+    /// calls of your own. Connecting is lazy: an unreachable etcd shows in
+    /// the first call, not here (except with a user, whose login is a
+    /// call). Beware: its balancer may send a call to a dead endpoint
+    /// (see the module docs); this crate's own calls do not use it.
     pub async fn connect(&self) -> Result<Client, Error> {
+        self.client(&self.endpoints).await
+    }
+
+    /// A client of `endpoints` with this connection's options.
+    async fn client(&self, endpoints: &[String]) -> Result<Client, Error> {
         let mut options = ConnectOptions::new()
             .with_timeout(self.timeout)
             .with_connect_timeout(self.timeout)
             .with_keep_alive(Duration::from_secs(2), self.timeout)
-            .with_keep_alive_while_idle(true);
+            .with_keep_alive_while_idle(true)
+            .with_require_leader(true);
         if let Some((user, password)) = &self.user {
             options = options.with_user(user, password);
         }
@@ -93,9 +138,160 @@ impl Connection {
         bounded(
             "connect",
             self.timeout,
-            Client::connect(&self.endpoints, Some(options)),
+            Client::connect(endpoints, Some(options)),
         )
         .await
+    }
+
+    /// Runs `call` once, through [`Connection::retry`] on a fresh link: a
+    /// one-shot read or write.
+    pub(crate) async fn call<T, F>(
+        &self,
+        operation: &'static str,
+        call: impl FnMut(Client) -> F,
+    ) -> Result<T, Error>
+    where
+        F: Future<Output = Result<T, Error>>,
+    {
+        self.retry(operation, &mut None, call).await
+    }
+
+    /// Runs `call` on `link` (connected first to the preferred endpoint
+    /// when `None`) until it succeeds; after a failure to reach etcd
+    /// ([`unreachable`]) it drops the link, moves on to the next endpoint
+    /// and tries again, until [`Connection::deadline`]. Any other error is
+    /// returned at once. On success `link` holds the endpoint that
+    /// answered, for the streams that follow (keep-alive, watch).
+    ///
+    /// `call` gets a handle of the link's client (a cheap clone) and may
+    /// run several times: it must be safe to repeat (a write is made so by
+    /// a transaction that recognises its own earlier success).
+    pub(crate) async fn retry<T, F>(
+        &self,
+        operation: &'static str,
+        link: &mut Option<Link>,
+        mut call: impl FnMut(Client) -> F,
+    ) -> Result<T, Error>
+    where
+        F: Future<Output = Result<T, Error>>,
+    {
+        if self.endpoints.is_empty() {
+            return Err(Error::InvalidOption {
+                option: "endpoints",
+                message: "no endpoint to call; give one or more, e.g. http://127.0.0.1:2379".into(),
+            });
+        }
+        let after = self.deadline();
+        let now = tokio::time::Instant::now();
+        // A deadline beyond the clock's range (a timeout of years): none.
+        let deadline = now.checked_add(after).unwrap_or(now + YEAR);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let outcome = match tokio::time::timeout(left, self.attempt(link, &mut call)).await {
+                Ok(outcome) => outcome,
+                Err(_) => Err(Error::Timeout { operation, after }),
+            };
+            let e = match outcome {
+                Ok(value) => return Ok(value),
+                Err(e) if unreachable(&e) => e,
+                Err(e) => return Err(e),
+            };
+            let endpoint = self.abandon(link);
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Err(e);
+            }
+            tracing::warn!(
+                operation,
+                endpoint = %self.endpoints[endpoint],
+                error = %e,
+                attempt,
+                "etcd unreachable there; trying the next endpoint"
+            );
+            let pause = backoff(attempt, Duration::from_millis(500)).min(left);
+            tokio::time::sleep(pause).await;
+        }
+    }
+
+    /// One attempt of [`Connection::retry`].
+    async fn attempt<T, F>(
+        &self,
+        link: &mut Option<Link>,
+        call: &mut impl FnMut(Client) -> F,
+    ) -> Result<T, Error>
+    where
+        F: Future<Output = Result<T, Error>>,
+    {
+        let link = match link {
+            Some(link) => link,
+            None => {
+                let endpoint = self.preferred();
+                let client = self
+                    .client(std::slice::from_ref(&self.endpoints[endpoint]))
+                    .await?;
+                link.insert(Link { client, endpoint })
+            }
+        };
+        let value = call(link.client.clone()).await?;
+        self.preferred.store(link.endpoint, Ordering::Relaxed);
+        Ok(value)
+    }
+
+    /// Drops `link` after a failure to reach etcd through it, and makes
+    /// the next endpoint the preferred one (unless another call already
+    /// moved on). Returns the endpoint given up.
+    pub(crate) fn abandon(&self, link: &mut Option<Link>) -> usize {
+        let failed = link.take().map_or_else(|| self.preferred(), |l| l.endpoint);
+        let next = (failed + 1) % self.endpoints.len().max(1);
+        let _ = self
+            .preferred
+            .compare_exchange(failed, next, Ordering::Relaxed, Ordering::Relaxed);
+        failed
+    }
+
+    fn preferred(&self) -> usize {
+        self.preferred.load(Ordering::Relaxed) % self.endpoints.len().max(1)
+    }
+}
+
+/// A client connected to one endpoint (index into
+/// [`Connection::endpoints`]), kept across calls while it works.
+pub(crate) struct Link {
+    pub(crate) client: Client,
+    endpoint: usize,
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether `e` says that etcd could not be reached through the endpoint
+/// used (connection refused or reset, no answer in time, a member without
+/// a leader, a broken stream) rather than that etcd refused the request:
+/// the errors another endpoint, or a moment later, may not give.
+pub(crate) fn unreachable(e: &Error) -> bool {
+    use etcd_client::Error as E;
+    // gRPC status codes (tonic's `Code`, which etcd-client does not
+    // re-export): CANCELLED, UNKNOWN (a broken HTTP/2 connection),
+    // DEADLINE_EXCEEDED, UNAVAILABLE (refused, "no leader", "leader
+    // changed", "request timed out").
+    const RETRIED: [i32; 4] = [1, 2, 4, 14];
+    match e {
+        Error::Timeout { .. } => true,
+        Error::Etcd { source, .. } => match source {
+            E::TransportError(_) | E::IoError(_) | E::WatchError(_) | E::LeaseKeepAliveError(_) => {
+                true
+            }
+            E::GRpcStatus(status) => RETRIED.contains(&(status.code() as i32)),
+            _ => false,
+        },
+        _ => false,
     }
 }
 
@@ -132,5 +328,31 @@ pub(crate) async fn bounded<T>(
         Ok(Ok(value)) => Ok(value),
         Ok(Err(source)) => Err(Error::Etcd { operation, source }),
         Err(_) => Err(Error::Timeout { operation, after }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_deadline_gives_every_endpoint_a_timeout_and_one_more() {
+        let one = Connection::parse("127.0.0.1:2379").expect("one");
+        assert_eq!(one.deadline(), DEFAULT_TIMEOUT * 2);
+        let mut three = Connection::parse("a:1,b:2,c:3").expect("three");
+        three.timeout = Duration::from_millis(500);
+        assert_eq!(three.deadline(), Duration::from_secs(2));
+        three.timeout = Duration::MAX;
+        assert_eq!(three.deadline(), Duration::MAX, "saturates");
+    }
+
+    #[tokio::test]
+    async fn no_endpoint_is_a_clear_error_not_a_panic() {
+        let mut none = Connection::parse("127.0.0.1:2379").expect("one");
+        none.endpoints.clear();
+        match crate::read(&none, "/p").await {
+            Err(Error::InvalidOption { option, .. }) => assert_eq!(option, "endpoints"),
+            other => panic!("{other:?}"),
+        }
     }
 }

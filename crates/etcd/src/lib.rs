@@ -123,5 +123,16 @@ mod tests {
             let full = Duration::from_millis(50 << (attempt - 1).min(5)).min(max);
             assert!(pause >= full / 2 && pause <= full, "{attempt}: {pause:?}");
         }
+        // Jitter: draws for one attempt differ and spread over the range
+        // (without it, all 200 would be the full 400 ms).
+        let draws: Vec<Duration> = (0..200).map(|_| backoff(4, max)).collect();
+        let distinct: std::collections::BTreeSet<Duration> = draws.iter().copied().collect();
+        assert!(distinct.len() > 100, "{} distinct of 200", distinct.len());
+        let (low, high) = (draws.iter().min(), draws.iter().max());
+        let spread = high.zip(low).map(|(h, l)| *h - *l);
+        assert!(
+            spread > Some(Duration::from_millis(100)),
+            "spread {spread:?} of a 200 ms range"
+        );
     }
 }

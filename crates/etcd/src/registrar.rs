@@ -9,13 +9,18 @@
 //! keep-alive stream:
 //!
 //! - the stream breaks (etcd restarted, the member it talked to died):
-//!   it opens a new one while the lease may still be alive (less than `ttl`
-//!   since the last renewal); the key stays, no watcher sees a change;
+//!   it opens a new one, through the next endpoint that answers, while the
+//!   lease may still be alive (less than `ttl` since the last renewal); the
+//!   key stays, no watcher sees a change;
 //! - the lease is gone (etcd answered TTL 0, or `ttl` passed without a
 //!   renewal: the key was deleted and every watcher dropped the node): it
 //!   grants a new lease and registers again, as a new join;
 //! - `shutdown` revokes the lease: the key goes at once, so watchers drop
 //!   the node within a watch round trip instead of `ttl`.
+//!
+//! Every call fails over between the endpoints until the connection's
+//! deadline (`Connection::retry`); a transaction retried after its answer
+//! was lost finds the key under its own lease and counts as done.
 //!
 //! A process killed with SIGKILL renews nothing: etcd deletes the key when
 //! the lease expires, at most `ttl` later.
@@ -27,10 +32,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
-use etcd_client::{Client, Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
+use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
 use tokio::sync::watch;
 
-use crate::connect::{Connection, bounded};
+use crate::connect::{Connection, Link, bounded};
 use crate::member::{Member, node_key};
 use crate::{Error, Task, backoff};
 
@@ -86,9 +91,9 @@ impl Registrar {
             registered: AtomicBool::new(false),
             lease: AtomicI64::new(0),
         });
-        let mut client = connection.connect().await?;
-        shared.claim(&mut client).await?;
-        let task = Task::spawn(|stop| Arc::clone(&shared).keep_alive(client, stop));
+        let mut link = None;
+        shared.claim(&mut link).await?;
+        let task = Task::spawn(|stop| Arc::clone(&shared).keep_alive(link, stop));
         Ok(Registrar { shared, task })
     }
 
@@ -114,31 +119,30 @@ impl Registrar {
         self.shared.registered.store(false, Ordering::Release);
         let lease = self.lease();
         let timeout = self.shared.connection.timeout;
-        // The balanced client may first try an endpoint that is down (a
-        // killed member): retry on the others until the deadline.
-        let deadline = tokio::time::Instant::now() + timeout * 2;
-        loop {
-            let mut client = self.shared.connection.connect().await?;
-            match bounded("revoke the lease", timeout, client.lease_revoke(lease)).await {
-                Ok(_) => break,
-                Err(e) if tokio::time::Instant::now() < deadline => {
-                    tracing::warn!(lease = format_args!("{lease:x}"), error = %e, "revoke failed; retrying");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        self.shared
+            .connection
+            .call("revoke the lease", |mut client| async move {
+                bounded("revoke the lease", timeout, client.lease_revoke(lease)).await
+            })
+            .await?;
         tracing::info!(key = %self.shared.key, lease = format_args!("{lease:x}"), "lease revoked");
         Ok(())
     }
 }
 
 impl Shared {
-    /// Grants a lease and writes the key under it if nobody holds it.
-    async fn claim(&self, client: &mut Client) -> Result<(), Error> {
-        let timeout = self.connection.timeout;
+    /// Grants a lease and writes the key under it if nobody holds it,
+    /// each call failing over between the endpoints (`link` ends on the
+    /// one that answered).
+    async fn claim(&self, link: &mut Option<Link>) -> Result<(), Error> {
+        let connection = &self.connection;
+        let timeout = connection.timeout;
         let ttl = self.ttl.as_secs() as i64;
-        let grant = bounded("grant a lease", timeout, client.lease_grant(ttl, None)).await?;
+        let grant = connection
+            .retry("grant a lease", link, |mut client| async move {
+                bounded("grant a lease", timeout, client.lease_grant(ttl, None)).await
+            })
+            .await?;
         let lease = grant.id();
         let put = PutOptions::new().with_lease(lease);
         let txn = Txn::new()
@@ -149,19 +153,28 @@ impl Shared {
             )])
             .and_then([TxnOp::put(self.key.clone(), self.value.clone(), Some(put))])
             .or_else([TxnOp::get(self.key.clone(), None)]);
-        let answer = match bounded("register the node", timeout, client.txn(txn)).await {
+        let txn = &txn;
+        let written = connection
+            .retry("register the node", link, |mut client| async move {
+                bounded("register the node", timeout, client.txn(txn.clone())).await
+            })
+            .await;
+        let answer = match written {
             Ok(answer) => answer,
             Err(e) => {
-                let _ = client.lease_revoke(lease).await;
+                self.revoke_once(link, lease).await;
                 return Err(e);
             }
         };
-        if !answer.succeeded() {
-            let _ = bounded("revoke the lease", timeout, client.lease_revoke(lease)).await;
-            let holder = answer.op_responses().into_iter().find_map(|r| match r {
-                TxnOpResponse::Get(get) => get.kvs().first().map(|kv| kv.lease()),
-                _ => None,
-            });
+        // The holder's lease, when the key existed. Our own lease: an
+        // earlier attempt of the transaction was applied but its answer
+        // lost, and this one found the key it wrote.
+        let holder = answer.op_responses().into_iter().find_map(|r| match r {
+            TxnOpResponse::Get(get) => get.kvs().first().map(|kv| kv.lease()),
+            _ => None,
+        });
+        if !answer.succeeded() && holder != Some(lease) {
+            self.revoke_once(link, lease).await;
             return Err(Error::NameTaken {
                 name: self.name.clone(),
                 key: self.key.clone(),
@@ -174,28 +187,41 @@ impl Shared {
         Ok(())
     }
 
+    /// Revokes a lease granted for a registration that failed: one
+    /// bounded attempt, as the failure may be etcd's absence; an
+    /// unrevoked lease holds no key and expires after `ttl`.
+    async fn revoke_once(&self, link: &mut Option<Link>, lease: i64) {
+        let Some(link) = link else { return };
+        let timeout = self.connection.timeout;
+        let revoked = bounded("revoke the lease", timeout, link.client.lease_revoke(lease)).await;
+        if let Err(e) = revoked {
+            tracing::warn!(key = %self.key, lease = format_args!("{lease:x}"), error = %e, "cannot revoke an unused lease; it expires with its ttl");
+        }
+    }
+
     /// Renews the lease until told to stop; re-registers after a loss.
-    async fn keep_alive(self: Arc<Self>, mut client: Client, mut stop: watch::Receiver<bool>) {
+    async fn keep_alive(self: Arc<Self>, mut link: Option<Link>, mut stop: watch::Receiver<bool>) {
         let mut renewed = Instant::now();
         let mut failures = 0u32;
         while !*stop.borrow() {
             let outcome = tokio::select! {
-                outcome = self.session(&mut client, &mut renewed) => outcome,
+                outcome = self.session(&mut link, &mut renewed) => outcome,
                 _ = stop.changed() => return,
             };
             if let Err(e) = &outcome {
                 tracing::warn!(key = %self.key, error = %e, "keep-alive interrupted");
+                // The stream broke: reopen it through the next endpoint.
+                self.connection.abandon(&mut link);
             }
             if renewed.elapsed() >= self.ttl || matches!(outcome, Ok(Lost)) {
                 self.registered.store(false, Ordering::Release);
                 tracing::warn!(key = %self.key, "lease lost; registering again");
                 let claimed = tokio::select! {
-                    claimed = self.reclaim() => claimed,
+                    claimed = self.claim(&mut link) => claimed,
                     _ = stop.changed() => return,
                 };
                 match claimed {
-                    Ok(fresh) => {
-                        client = fresh;
+                    Ok(()) => {
                         renewed = Instant::now();
                         failures = 0;
                         continue;
@@ -211,23 +237,19 @@ impl Shared {
         }
     }
 
-    async fn reclaim(&self) -> Result<Client, Error> {
-        let mut client = self.connection.connect().await?;
-        self.claim(&mut client).await?;
-        Ok(client)
-    }
-
-    /// One keep-alive stream: renews every `ttl / 3` until the stream
-    /// breaks (`Err`) or etcd says the lease is gone (`Ok(Lost)`).
-    async fn session(&self, client: &mut Client, renewed: &mut Instant) -> Result<Lost, Error> {
+    /// One keep-alive stream, opened through any endpoint that answers:
+    /// renews every `ttl / 3` until the stream breaks (`Err`) or etcd says
+    /// the lease is gone (`Ok(Lost)`).
+    async fn session(&self, link: &mut Option<Link>, renewed: &mut Instant) -> Result<Lost, Error> {
         let timeout = self.connection.timeout;
         let lease = self.lease.load(Ordering::Acquire);
-        let (mut keeper, mut stream) = bounded(
-            "open a keep-alive stream",
-            timeout,
-            client.lease_keep_alive(lease),
-        )
-        .await?;
+        let (mut keeper, mut stream) = self
+            .connection
+            .retry("open a keep-alive stream", link, |mut client| async move {
+                let open = client.lease_keep_alive(lease);
+                bounded("open a keep-alive stream", timeout, open).await
+            })
+            .await?;
         let period = self.ttl / 3;
         loop {
             bounded("renew the lease", timeout, keeper.keep_alive()).await?;

@@ -1,5 +1,7 @@
 //! One-shot reads and writes of a cluster under a prefix: what `ringwise
 //! lookup --etcd` and `ringwise config` do without following changes.
+//! Each fails over between the endpoints until the connection's deadline
+//! ([`Connection::deadline`]).
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
 
@@ -11,8 +13,11 @@ use crate::member::{Contents, config_key};
 /// The cluster under `prefix` now (a linearizable read) and its revision.
 /// Cost: one round trip and one build.
 pub async fn read(connection: &Connection, prefix: &str) -> Result<(Cluster, i64), Error> {
-    let mut client = connection.connect().await?;
-    let (mut contents, revision) = list(&mut client, prefix, connection).await?;
+    let (mut contents, revision) = connection
+        .call("list the members", |mut client| async move {
+            list(&mut client, prefix, connection).await
+        })
+        .await?;
     Ok((Cluster::from_contents(&mut contents)?, revision))
 }
 
@@ -21,14 +26,14 @@ pub async fn settings(
     connection: &Connection,
     prefix: &str,
 ) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
-    let mut client = connection.connect().await?;
     let key = config_key(prefix);
-    let answer = bounded(
-        "read the config",
-        connection.timeout,
-        client.get(key.clone(), None),
-    )
-    .await?;
+    let wanted = key.as_str();
+    let answer = connection
+        .call("read the config", |mut client| async move {
+            let get = client.get(wanted, None);
+            bounded("read the config", connection.timeout, get).await
+        })
+        .await?;
     match answer.kvs().first() {
         None => Ok(serde_json::Map::new()),
         Some(kv) => match serde_json::from_slice(kv.value()) {
@@ -47,15 +52,32 @@ pub async fn settings(
 /// checks as a cluster file) and written only if the config did not change
 /// meanwhile (a transaction on its revision), so nothing invalid or lost is
 /// ever stored. Returns the new config.
+///
+/// After a failure to reach etcd the whole read-check-write is repeated on
+/// the next endpoint: a write that was applied although its answer was
+/// lost is read back and written again unchanged.
 pub async fn configure(
     connection: &Connection,
     prefix: &str,
     changes: &[(String, Option<serde_json::Value>)],
 ) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
-    let mut client = connection.connect().await?;
+    connection
+        .call("change the config", |mut client| async move {
+            configure_once(&mut client, connection, prefix, changes).await
+        })
+        .await
+}
+
+/// One attempt of [`configure`].
+async fn configure_once(
+    client: &mut Client,
+    connection: &Connection,
+    prefix: &str,
+    changes: &[(String, Option<serde_json::Value>)],
+) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
     let key = config_key(prefix);
     let timeout = connection.timeout;
-    let (mut contents, _) = list(&mut client, prefix, connection).await?;
+    let (mut contents, _) = list(client, prefix, connection).await?;
     let current = bounded("read the config", timeout, client.get(key.clone(), None)).await?;
     let held = current.kvs().first();
     let mut config = match held {

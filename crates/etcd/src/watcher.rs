@@ -38,12 +38,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use etcd_client::{Client, EventType, WatchOptions as EtcdWatchOptions, WatchResponse};
+use etcd_client::{EventType, WatchOptions as EtcdWatchOptions, WatchResponse};
 use ringwise::{Live, Snapshot};
 use tokio::sync::{Semaphore, watch};
 
 use crate::cluster::Cluster;
-use crate::connect::{Connection, bounded};
+use crate::connect::{Connection, Link, bounded};
 use crate::member::Contents;
 use crate::store::list;
 use crate::{Error, Task, backoff};
@@ -135,8 +135,13 @@ impl Watcher {
             });
         }
         let prefix = format!("{}/", prefix.trim_end_matches('/'));
-        let mut client = connection.connect().await?;
-        let (contents, revision) = list(&mut client, &prefix, connection).await?;
+        let mut link = None;
+        let listed = prefix.as_str();
+        let (contents, revision) = connection
+            .retry("list the members", &mut link, |mut client| async move {
+                list(&mut client, listed, connection).await
+            })
+            .await?;
         let cluster = Cluster::from_contents(&mut contents.clone())?;
         let (changed, _) = watch::channel(0);
         let shared = Arc::new(Shared {
@@ -152,7 +157,7 @@ impl Watcher {
             last_error: Mutex::new(None),
             changed,
         });
-        let task = Task::spawn(|stop| Arc::clone(&shared).run(client, contents, revision, stop));
+        let task = Task::spawn(|stop| Arc::clone(&shared).run(link, contents, revision, stop));
         Ok(Watcher { shared, task })
     }
 
@@ -199,7 +204,7 @@ enum Ended {
 impl Shared {
     async fn run(
         self: Arc<Self>,
-        mut client: Client,
+        mut link: Option<Link>,
         mut contents: Contents,
         mut applied: i64,
         mut stop: watch::Receiver<bool>,
@@ -208,9 +213,10 @@ impl Shared {
         let mut failures = 0u32;
         loop {
             let followed = tokio::select! {
-                followed = self.follow(&mut client, &mut contents, &mut applied) => followed,
+                followed = self.follow(&mut link, &mut contents, &mut applied) => followed,
                 _ = stop.changed() => return,
             };
+            let compacted = matches!(followed, Ok(Ended::Compacted(_)));
             let reason = match followed {
                 Ok(Ended::Compacted(at)) => {
                     self.compactions.fetch_add(1, Ordering::Relaxed);
@@ -228,6 +234,11 @@ impl Shared {
             };
             tracing::warn!(prefix = %self.prefix, reason = %reason, "watch ended");
             self.note_error(Some(reason));
+            if !compacted {
+                // The endpoint may be the cause (dead, cut off, without a
+                // leader): list and watch again through the next one.
+                self.connection.abandon(&mut link);
+            }
             // List again until it works.
             loop {
                 failures += 1;
@@ -236,15 +247,15 @@ impl Shared {
                     _ = stop.changed() => return,
                 }
                 let listed = tokio::select! {
-                    listed = self.relist() => listed,
+                    listed = self.relist(&mut link) => listed,
                     _ = stop.changed() => return,
                 };
                 match listed {
-                    Ok((fresh, fresh_contents, revision)) => {
-                        client = fresh;
+                    Ok((fresh_contents, revision)) => {
                         contents = fresh_contents;
                         applied = revision;
-                        self.relists.fetch_add(1, Ordering::Relaxed);
+                        let relists = self.relists.fetch_add(1, Ordering::Relaxed) + 1;
+                        tracing::info!(prefix = %self.prefix, revision, relists, "listed again");
                         self.rebuild(&mut contents, revision);
                         self.confirm();
                         self.note_error(None);
@@ -260,16 +271,23 @@ impl Shared {
         }
     }
 
-    async fn relist(&self) -> Result<(Client, Contents, i64), Error> {
-        let mut client = self.connection.connect().await?;
-        let (contents, revision) = list(&mut client, &self.prefix, &self.connection).await?;
-        Ok((client, contents, revision))
+    /// Lists the prefix through any endpoint that answers (`link` ends on
+    /// it).
+    async fn relist(&self, link: &mut Option<Link>) -> Result<(Contents, i64), Error> {
+        let connection = &self.connection;
+        let prefix = &self.prefix;
+        connection
+            .retry("list the members", link, |mut client| async move {
+                list(&mut client, prefix, connection).await
+            })
+            .await
     }
 
-    /// Watches from `applied + 1` until the watch ends.
+    /// Watches from `applied + 1` until the watch ends; the watch opens
+    /// through any endpoint that answers.
     async fn follow(
         &self,
-        client: &mut Client,
+        link: &mut Option<Link>,
         contents: &mut Contents,
         applied: &mut i64,
     ) -> Result<Ended, Error> {
@@ -282,12 +300,15 @@ impl Shared {
             .with_prefix()
             .with_start_revision(*applied + 1)
             .with_progress_notify();
-        let mut stream = bounded(
-            "watch",
-            timeout,
-            client.watch(self.prefix.clone(), Some(options)),
-        )
-        .await?;
+        let prefix = &self.prefix;
+        let options = &options;
+        let mut stream = self
+            .connection
+            .retry("watch", link, |mut client| async move {
+                let open = client.watch(prefix.clone(), Some(options.clone()));
+                bounded("watch", timeout, open).await
+            })
+            .await?;
         // The first answer says whether the watch exists. Progress is
         // asked for only after it: a progress notification is a promise
         // about a watch that is synced, and one that arrived before the
@@ -325,49 +346,38 @@ impl Shared {
         }
     }
 
-    /// Applies one watch response as a unit.
+    /// Applies one watch response as a unit (see [`apply_changes`]).
     fn apply(&self, response: &WatchResponse, contents: &mut Contents, applied: &mut i64) {
-        let revision = response.header().map_or(0, |h| h.revision());
         if response.created() {
             return;
         }
-        let mut changed = false;
-        for event in response.events() {
-            let Some(kv) = event.kv() else { continue };
-            if kv.mod_revision() <= *applied {
-                self.ignored.fetch_add(1, Ordering::Relaxed);
-                continue;
-            }
-            let key = String::from_utf8_lossy(kv.key());
-            match event.event_type() {
-                EventType::Put => contents.put(&key, kv.value(), kv.create_revision()),
-                EventType::Delete => contents.delete(&key),
-            }
-            changed = true;
-        }
-        let last_event = response
+        let header = response.header().map_or(0, |h| h.revision());
+        let changes: Vec<Change<'_>> = response
             .events()
             .iter()
-            .filter_map(|e| e.kv())
-            .map(|kv| kv.mod_revision())
-            .max();
-        // A progress notification (no events) confirms everything up to
-        // the header's revision; a response with events confirms up to its
-        // last event (a delayed response's header may run ahead of events
-        // still to come).
-        let confirmed = if response.events().is_empty() {
-            revision
-        } else {
-            last_event.unwrap_or(revision)
-        };
-        if changed {
-            *applied = (*applied).max(last_event.unwrap_or(*applied));
-            self.rebuild(contents, confirmed);
-        } else if confirmed > *applied {
-            *applied = confirmed;
-            let current = self.live.load();
-            self.live
-                .publish(confirmed as u64, Arc::clone(&current.placement));
+            .filter_map(|event| {
+                let kv = event.kv()?;
+                Some(Change {
+                    key: String::from_utf8_lossy(kv.key()),
+                    value: match event.event_type() {
+                        EventType::Put => Some(kv.value()),
+                        EventType::Delete => None,
+                    },
+                    created: kv.create_revision(),
+                    revision: kv.mod_revision(),
+                })
+            })
+            .collect();
+        let outcome = apply_changes(contents, &changes, header, applied);
+        self.ignored.fetch_add(outcome.ignored, Ordering::Relaxed);
+        match outcome.publish {
+            Some(revision) if outcome.changed => self.rebuild(contents, revision),
+            Some(revision) => {
+                let current = self.live.load();
+                self.live
+                    .publish(revision as u64, Arc::clone(&current.placement));
+            }
+            None => {}
         }
         self.confirm();
     }
@@ -408,6 +418,69 @@ impl Shared {
     }
 }
 
+/// One event of a watch response: a put (`value`) or a delete (`None`)
+/// of `key` at `revision`.
+#[derive(Debug, Clone)]
+struct Change<'a> {
+    key: std::borrow::Cow<'a, str>,
+    value: Option<&'a [u8]>,
+    created: i64,
+    revision: i64,
+}
+
+/// What one watch response did to the contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Outcome {
+    /// Whether any event was applied (the ring must be rebuilt).
+    changed: bool,
+    /// Events at or below the revision already applied: replays, left out.
+    ignored: u64,
+    /// The one revision to publish the response at, if it moves the
+    /// watcher forward.
+    publish: Option<i64>,
+}
+
+/// Applies the `changes` of one watch response (header revision `header`)
+/// to `contents` as one unit: every change above `*applied` is applied,
+/// every change at or below it is ignored and counted. The response is
+/// published once, at its last event's revision (a delayed response's
+/// header may run ahead of events still to come), or at `header` for a
+/// progress notification (no event: "nothing of yours changed up to
+/// here"); `*applied` moves there. Nothing is published for a response
+/// that does not move the watcher forward.
+///
+/// Example: applied 10, events put a@9, put b@11, delete c@12, header 15:
+/// a is ignored (1), b and c change, published once at 12, applied 12.
+fn apply_changes(
+    contents: &mut Contents,
+    changes: &[Change<'_>],
+    header: i64,
+    applied: &mut i64,
+) -> Outcome {
+    let mut outcome = Outcome {
+        changed: false,
+        ignored: 0,
+        publish: None,
+    };
+    for change in changes {
+        if change.revision <= *applied {
+            outcome.ignored += 1;
+            continue;
+        }
+        match change.value {
+            Some(value) => contents.put(&change.key, value, change.created),
+            None => contents.delete(&change.key),
+        }
+        outcome.changed = true;
+    }
+    let confirmed = changes.iter().map(|c| c.revision).max().unwrap_or(header);
+    if outcome.changed || confirmed > *applied {
+        *applied = (*applied).max(confirmed);
+        outcome.publish = Some(confirmed);
+    }
+    outcome
+}
+
 /// Why etcd ended a watch, if this response ends it.
 fn refused(response: &WatchResponse) -> Option<Ended> {
     if response.compact_revision() > 0 {
@@ -417,4 +490,127 @@ fn refused(response: &WatchResponse) -> Option<Ended> {
         return Some(Ended::Canceled(response.cancel_reason().to_owned()));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PREFIX: &str = "/p/";
+
+    fn put(name: &'static str, value: &'static str, revision: i64) -> Change<'static> {
+        Change {
+            key: format!("/p/nodes/{name}").into(),
+            value: Some(value.as_bytes()),
+            created: revision,
+            revision,
+        }
+    }
+
+    fn delete(name: &'static str, revision: i64) -> Change<'static> {
+        Change {
+            value: None,
+            ..put(name, "", revision)
+        }
+    }
+
+    /// The members' names and weights.
+    fn members(contents: &Contents) -> Vec<(String, Option<f64>)> {
+        contents
+            .members()
+            .iter()
+            .map(|m| (m.name.clone(), m.member.weight))
+            .collect()
+    }
+
+    /// a (weight 1) and c, applied up to revision 10.
+    fn held() -> (Contents, i64) {
+        let mut contents = Contents::new(PREFIX);
+        contents.put("/p/nodes/a", br#"{"weight": 1}"#, 3);
+        contents.put("/p/nodes/c", b"{}", 4);
+        (contents, 10)
+    }
+
+    #[test]
+    fn events_at_or_below_the_applied_revision_are_ignored_and_counted() {
+        let (mut contents, mut applied) = held();
+        // A replay of a at 9 and of a at 10 (the applied revision itself),
+        // then two new events: b joins at 11, c leaves at 12.
+        let changes = [
+            put("a", r#"{"weight": 5}"#, 9),
+            put("a", r#"{"weight": 7}"#, 10),
+            put("b", "{}", 11),
+            delete("c", 12),
+        ];
+        let outcome = apply_changes(&mut contents, &changes, 15, &mut applied);
+        assert_eq!(
+            outcome,
+            Outcome {
+                changed: true,
+                ignored: 2,
+                publish: Some(12)
+            }
+        );
+        assert_eq!(applied, 12);
+        assert_eq!(
+            members(&contents),
+            [("a".into(), Some(1.0)), ("b".into(), None)],
+            "the replays left a's weight alone"
+        );
+    }
+
+    #[test]
+    fn a_response_of_replays_only_changes_and_publishes_nothing() {
+        let (mut contents, mut applied) = held();
+        let before = members(&contents);
+        let changes = [put("a", r#"{"weight": 5}"#, 8), delete("c", 10)];
+        let outcome = apply_changes(&mut contents, &changes, 10, &mut applied);
+        assert_eq!(
+            outcome,
+            Outcome {
+                changed: false,
+                ignored: 2,
+                publish: None
+            }
+        );
+        assert_eq!((applied, members(&contents)), (10, before));
+    }
+
+    #[test]
+    fn a_response_is_one_unit_published_at_its_last_event() {
+        let (mut contents, mut applied) = held();
+        // Three revisions in one response, its header ahead of them: one
+        // publish, at the last event (13), never at 11 or 12 or the header.
+        let changes = [put("b", "{}", 11), put("d", "{}", 12), delete("a", 13)];
+        let outcome = apply_changes(&mut contents, &changes, 20, &mut applied);
+        assert_eq!(
+            outcome,
+            Outcome {
+                changed: true,
+                ignored: 0,
+                publish: Some(13)
+            }
+        );
+        assert_eq!(applied, 13);
+        let names: Vec<String> = members(&contents).into_iter().map(|m| m.0).collect();
+        assert_eq!(names, ["c", "b", "d"], "join order: creation revision");
+    }
+
+    #[test]
+    fn a_progress_notification_confirms_its_header_revision() {
+        let (mut contents, mut applied) = held();
+        let outcome = apply_changes(&mut contents, &[], 20, &mut applied);
+        assert_eq!(
+            outcome,
+            Outcome {
+                changed: false,
+                ignored: 0,
+                publish: Some(20)
+            }
+        );
+        assert_eq!(applied, 20);
+        // An older notification (delayed) does not move it back.
+        let outcome = apply_changes(&mut contents, &[], 18, &mut applied);
+        assert_eq!((outcome.publish, applied), (None, 20));
+    }
 }
