@@ -10,7 +10,11 @@
 //!   counted, the placement drops it when membership says so (the last
 //!   intervals have no errors), and the keys that moved are its share;
 //! - every memcached a run started is gone when it ends, and when it is
-//!   stopped with SIGINT half-way.
+//!   stopped with SIGINT half-way;
+//! - with `--membership etcd://` (a real etcd on loopback) each server
+//!   registers itself with `ringwise join`, the placement follows what etcd
+//!   lists (an added server, a killed one whose lease expires), and every
+//!   registrar has left etcd when the run ends.
 //!
 //! Nothing here asserts how long anything took.
 
@@ -21,6 +25,15 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+#[path = "../../etcd/tests/support/etcd.rs"]
+#[allow(
+    dead_code,
+    reason = "the etcd crate's helpers; these tests need a single member"
+)]
+mod server;
+
+use server::Etcd;
 
 const BENCH: &str = env!("CARGO_BIN_EXE_ringwise-cachebench");
 
@@ -50,9 +63,15 @@ const SHORT: &[&str] = &[
     "json",
 ];
 
+/// The short run with `extra` options (an option given there replaces
+/// SHORT's value).
 fn run(extra: &[&str]) -> Value {
+    let short = SHORT
+        .chunks(2)
+        .filter(|pair| !extra.contains(&pair[0]))
+        .flatten();
     let output = Command::new(BENCH)
-        .args(SHORT)
+        .args(short)
         .args(extra)
         .stdin(Stdio::null())
         .output()
@@ -161,6 +180,72 @@ fn a_killed_server_is_counted_then_dropped() {
         "no request goes to the dropped server: {last}"
     );
     assert_stopped(&document);
+}
+
+/// `ringwise` built beside this program: `scripts/test` builds the whole
+/// workspace before any test runs (alone: `cargo build -p ringwise-cli`).
+fn ringwise_cli() -> String {
+    let path = Path::new(BENCH).with_file_name("ringwise");
+    assert!(
+        path.exists(),
+        "{} is missing: build it with `cargo build -p ringwise-cli`",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+/// The short run with `--membership` on a fresh etcd; etcd holds no key
+/// once the run has ended (every lease revoked or expired).
+fn run_through_etcd(extra: &[&str]) -> Value {
+    let etcd = Etcd::single();
+    let url = format!(
+        "etcd://{}/bench",
+        etcd.endpoint(0).trim_start_matches("http://")
+    );
+    let ringwise = ringwise_cli();
+    let mut args = vec![
+        "--membership",
+        &url,
+        "--ringwise",
+        &ringwise,
+        "--algo",
+        "ring",
+    ];
+    args.extend_from_slice(extra);
+    let document = run(&args);
+    assert_eq!(document["membership"], "etcd");
+    assert_stopped(&document);
+    assert_eq!(etcd.count(), 0, "a registrar's member outlived the run");
+    document
+}
+
+#[test]
+fn an_added_server_joins_through_etcd() {
+    let document = run_through_etcd(&["--add", "1"]);
+    let ring = algorithm(&document, "ring");
+    assert_eq!(ring["errors"], 0, "{ring}");
+    assert_eq!(ring["servers"].as_array().map(Vec::len), Some(4));
+    // The route the etcd watcher built moved one share to the new server.
+    let (moved, cold) = (number(ring, "moved"), number(ring, "cold"));
+    assert!(
+        (0.25 - 0.12..=0.25 + 0.08).contains(&moved),
+        "moved {moved}"
+    );
+    assert!((moved - cold).abs() < 0.06, "moved {moved}, cold {cold}");
+}
+
+#[test]
+fn a_killed_server_leaves_when_its_lease_expires() {
+    let after = ["--after-min", "5", "--after-max", "10", "--ttl", "2"];
+    let document = run_through_etcd(&[&["--kill", "1"][..], &after].concat());
+    let ring = algorithm(&document, "ring");
+    assert!(number(ring, "errors") > 0.0, "the kill was felt: {ring}");
+    let moved = number(ring, "moved");
+    assert!((0.15..0.5).contains(&moved), "moved {moved}");
+    let points = ring["intervals"].as_array().expect("intervals");
+    let last = points.last().expect("intervals after the change");
+    assert_eq!(last["phase"], "after");
+    assert_eq!(last["errors"], 0, "etcd dropped the server: {last}");
 }
 
 #[test]
