@@ -15,7 +15,7 @@
 //! warning on stderr, and a ring big enough to take more than about a second
 //! to build gets a note.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 use clap::Args;
@@ -84,33 +84,35 @@ impl ClusterArgs {
     /// for settings the algorithm ignores and a note before a slow build
     /// go to stderr.
     ///
-    /// A cluster file is built once, to validate it; that placement is
-    /// used as is when no option changes the spec (issue 13 item 7: a big
-    /// maglev table was built twice), and dropped before a rebuild
-    /// otherwise. O(file + build).
+    /// Parsed once and built once (issue 13 item 7: a big maglev table
+    /// was built twice): a cluster file is parsed without building, the
+    /// options change the spec, then it is built, so `--max-points`,
+    /// `--vnodes` or `--algo` can rescue a file too big as written. When
+    /// no option changed it, a failed build is the file's fault: the file
+    /// is read again only then, for the error's line. O(file + build).
     pub fn build(&self) -> Result<(ClusterSpec, Keyed<AnyPlacement>), Failure> {
-        let (spec, read) = self.spec()?;
+        let (spec, file) = self.spec()?;
         self.warn_ignored(&spec);
-        let unchanged = matches!(&read, Some((as_read, _)) if *as_read == spec);
-        let keyed = match read {
-            Some((_, keyed)) if unchanged => keyed,
-            read => {
-                drop(read);
-                note_slow_build(&spec);
-                spec.build().map_err(|e| self.classify(e))?
-            }
+        note_slow_build(&spec);
+        let keyed = match (spec.build(), file) {
+            (Ok(keyed), _) => keyed,
+            (Err(_), Some((path, text, as_read))) if as_read == spec => built(&path, &text)?.1,
+            (Err(e), _) => return Err(self.classify(e)),
         };
         Ok((spec, keyed))
     }
 
     /// The validated spec these options describe, and for a cluster file
-    /// the spec as read with the placement built to validate it.
-    fn spec(&self) -> Result<(ClusterSpec, Option<Read>), Failure> {
-        let mut read = None;
+    /// its path, text and spec as read (not built).
+    fn spec(&self) -> Result<(ClusterSpec, Option<FileAsRead>), Failure> {
+        let mut file = None;
         let mut spec = match (&self.cluster, &self.nodes) {
             (Some(path), _) => {
-                let (spec, keyed) = read_file(path)?;
-                read = Some((spec.clone(), keyed));
+                let text = read_text(path)?;
+                let spec = ClusterSpec::from_toml_unbuilt(&text)
+                    .with_context(|| format!("in {}", path.display()))
+                    .map_err(Failure::data)?;
+                file = Some((path.clone(), text, spec.clone()));
                 spec
             }
             (None, Some(list)) => ClusterSpec::new(
@@ -163,7 +165,7 @@ impl ClusterArgs {
         if let Some(tag) = self.hash_tag {
             spec.hash_tag = Some(tag);
         }
-        Ok((spec, read))
+        Ok((spec, file))
     }
 
     /// The parameter options given on the command line, by parameter name.
@@ -199,6 +201,8 @@ impl ClusterArgs {
                     .ring_size_given()
                     .then_some("--min-ring-size/--max-ring-size")
             }
+            // A file's `removed` buckets under an --algo that keeps none.
+            Error::InvalidLayout { node: None, .. } if self.algo.algo.is_some() => Some("--algo"),
             Error::InvalidParameter { parameter, .. } => self
                 .given()
                 .into_iter()
@@ -255,7 +259,8 @@ fn read_by(param: &str) -> String {
 
 /// A note on stderr before building a ring of more than
 /// [`SLOW_BUILD_POINTS`] points: measured about 6 million points a second
-/// and 30 bytes a point (160 million points: 25 s, 4.8 GB).
+/// and at most [`ringwise::PEAK_BYTES_PER_POINT`] bytes a point at the
+/// build's peak, the figure the point budget's error states too.
 fn note_slow_build(spec: &ClusterSpec) {
     if spec.algorithm != Algorithm::Ring {
         return;
@@ -269,7 +274,7 @@ fn note_slow_build(spec: &ClusterSpec) {
         say!(
             "ringwise: note: building a ring of {points} points: about {:.0} s and {} MB",
             (points as f64 / 6e6).ceil(),
-            points * 30 / 1_000_000
+            points.saturating_mul(ringwise::PEAK_BYTES_PER_POINT) / 1_000_000
         );
     }
 }
@@ -291,11 +296,38 @@ fn read_etcd(connection: &ringwise_etcd::Connection, prefix: &str) -> Result<Clu
     })
 }
 
+/// A cluster file's path, text and spec as read (not built).
+type FileAsRead = (PathBuf, String, ClusterSpec);
+
 /// A cluster file's spec as read, and the placement built to validate it.
-type Read = (ClusterSpec, Keyed<AnyPlacement>);
+pub type Read = (ClusterSpec, Keyed<AnyPlacement>);
 
 /// The spec in the file at `path`, and its placement.
-pub fn read_file(path: &PathBuf) -> Result<Read, Failure> {
+pub fn read_file(path: &Path) -> Result<Read, Failure> {
+    parse_file(path, read_bytes(path)?)
+}
+
+/// The spec in `bytes`, read from `path`, and its placement.
+pub fn parse_file(path: &Path, bytes: Vec<u8>) -> Result<Read, Failure> {
+    built(path, &text(path, bytes)?)
+}
+
+/// The spec in `text` (read from `path`), built.
+fn built(path: &Path, text: &str) -> Result<Read, Failure> {
+    ClusterSpec::from_toml_built(text)
+        .with_context(|| format!("in {}", path.display()))
+        .map_err(Failure::data)
+}
+
+/// The text of the cluster file at `path`: at most 64 MiB, UTF-8.
+pub fn read_text(path: &Path) -> Result<String, Failure> {
+    text(path, read_bytes(path)?)
+}
+
+/// The bytes of the cluster file at `path`, read through the 64 MiB cap
+/// ([`MAX_CLUSTER_FILE_BYTES`]): every command that reads a cluster file
+/// comes here (`plan --allocate` too, before it looks for a blank file).
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Failure> {
     use std::io::Read as _;
     let unreadable = |e: std::io::Error| {
         Failure::no_input(
@@ -314,18 +346,19 @@ pub fn read_file(path: &PathBuf) -> Result<Read, Failure> {
             path.display()
         )));
     }
+    Ok(bytes)
+}
+
+/// `bytes` as text: a file that is not UTF-8 is bad data.
+fn text(path: &Path, bytes: Vec<u8>) -> Result<String, Failure> {
     // Read, but not text: bad data, like any other mistake in the file.
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         Failure::data(anyhow!(
             "in {}: the cluster file is not UTF-8 at byte {}; save it as UTF-8 text",
             path.display(),
             e.utf8_error().valid_up_to()
         ))
-    })?;
-    let spec = ClusterSpec::from_toml_built(&text)
-        .with_context(|| format!("in {}", path.display()))
-        .map_err(Failure::data)?;
-    Ok(spec)
+    })
 }
 
 /// The algorithms whose placement is a ring of points (`as_ring`), from

@@ -83,6 +83,8 @@ pub fn readable(x: f64, decimals: usize) -> String {
     if !x.is_finite() {
         return "n/a".into();
     }
+    // -0.0 (an empty f64 sum) reads as 0, not "-0.00".
+    let x = if x == 0.0 { 0.0 } else { x };
     if x == 0.0 || (1e-3..1e7).contains(&x.abs()) {
         return format!("{x:.decimals$}");
     }

@@ -104,12 +104,17 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let points = ring.map_or(0, |r| r.point_count());
     if let Some(path) = &args.svg {
+        // What the placement is made of: points, table slots, or nodes only.
+        let parts = match (ring, crate::svg::table_size(keyed.placement())) {
+            (Some(_), _) => format!(", {points} points"),
+            (None, Some(slots)) => format!(", {slots} slots"),
+            (None, None) => String::new(),
+        };
         let title = format!(
-            "{}, hash {}: {} nodes, {} points",
+            "{}, hash {}: {} nodes{parts}",
             spec.algorithm,
             spec.params.hash,
             stats.nodes.len(),
-            points
         );
         let picture = crate::svg::inspect(&title, keyed.placement(), &stats);
         std::fs::write(path, picture)
@@ -273,7 +278,7 @@ const MIN_SAMPLE: u64 = 10_000;
 /// within `MIN_SAMPLE..=SAMPLE` (issue 13 item 7: 1,000,000 keys over
 /// 10,000 nodes took 58 s; now 30,000 keys), with a note of the
 /// standard error on stderr. O(keys · lookup).
-fn sample_size(algorithm: Algorithm, nodes: usize) -> u64 {
+pub(crate) fn sample_size(algorithm: Algorithm, nodes: usize) -> u64 {
     if algorithm != Algorithm::Rendezvous {
         return SAMPLE;
     }

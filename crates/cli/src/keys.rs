@@ -80,21 +80,17 @@ impl Keys<'_> {
                 block.push(Vec::with_capacity(64));
             }
             let line = &mut block[len];
-            line.clear();
-            // Key, `\r`, `\n`, and one byte more to tell a key over the cap.
-            let limit = MAX_KEY_BYTES as u64 + 3;
-            match input.by_ref().take(limit).read_until(b'\n', line) {
-                Ok(0) => break,
-                Ok(_) => strip_newline(line),
+            match read_line(&mut input, line, MAX_KEY_BYTES) {
+                Ok(Line::End) => break,
+                Ok(Line::Read) => number += 1,
+                Ok(Line::TooLong) => {
+                    visit(&block[..len], true)?;
+                    return Err(too_long("stdin", number + 1, "a key").into());
+                }
                 Err(e) => {
                     visit(&block[..len], true)?;
                     return Err(e.into());
                 }
-            }
-            number += 1;
-            if line.len() > MAX_KEY_BYTES {
-                visit(&block[..len], true)?;
-                return Err(too_long(number).into());
             }
             len += 1;
             // Nothing left in the buffer: the next read goes to the OS and
@@ -109,13 +105,43 @@ impl Keys<'_> {
     }
 }
 
-/// The error of a key line over [`MAX_KEY_BYTES`]: `InvalidData`, which
-/// the CLI reports as bad input (exit 65), not as an I/O failure.
-fn too_long(line: u64) -> io::Error {
+/// What [`read_line`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line {
+    /// The input has ended: no line.
+    End,
+    /// A line, without its `\n` or `\r\n`.
+    Read,
+    /// A line longer than the limit: its first bytes were read, no more.
+    TooLong,
+}
+
+/// Reads the next line of `input` into `line` (cleared first), without its
+/// line end, reading at most `max` + 3 bytes of it (the line, `\r`, `\n`
+/// and one byte more to tell a line over the cap): a stream without
+/// newlines (`/dev/zero`) cannot grow the buffer past `max`. `lookup`,
+/// `token` (stdin) and `plan --keys FILE` read keys through it.
+pub fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> io::Result<Line> {
+    line.clear();
+    let limit = max as u64 + 3;
+    if input.by_ref().take(limit).read_until(b'\n', line)? == 0 {
+        return Ok(Line::End);
+    }
+    strip_newline(line);
+    Ok(match line.len() > max {
+        true => Line::TooLong,
+        false => Line::Read,
+    })
+}
+
+/// The error of a key line over [`MAX_KEY_BYTES`] (`what` names what the
+/// line holds): `InvalidData`, which the CLI reports as bad input (exit
+/// 65), not as an I/O failure.
+pub fn too_long(source: &str, line: u64, what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
         format!(
-            "stdin line {line}: a key is at most {MAX_KEY_BYTES} bytes (1 MiB); \
+            "{source} line {line}: {what} is at most {MAX_KEY_BYTES} bytes (1 MiB); \
              is this a key per line?"
         ),
     )

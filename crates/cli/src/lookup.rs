@@ -37,7 +37,7 @@ pub struct Args {
     /// Number of distinct nodes to list per key, in preference order (on
     /// cassandra: SimpleStrategy's replicas, the next distinct nodes
     /// clockwise).
-    #[arg(long, value_name = "R", default_value_t = 1,
+    #[arg(long, value_name = "R", default_value_t = 1, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(1..))]
     replicas: u32,
     /// Prefer replicas in zones not used yet (nodes need `zone`s; ring,
@@ -51,6 +51,11 @@ pub struct Args {
     #[arg(long, value_name = "EPSILON", conflicts_with_all = ["zones", "replicas"],
           allow_negative_numbers = true)]
     epsilon: Option<f64>,
+    /// Most keys --epsilon reads (it holds them all, about 75 bytes each
+    /// for short keys; default 16777216 = 2^24, about 1.3 GB).
+    #[arg(long, value_name = "N", default_value_t = MAX_BOUNDED_KEYS, requires = "epsilon",
+          value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
+    max_keys: u64,
     /// Flush the output after every key (by default it is flushed whenever
     /// the input has no more keys ready).
     #[arg(long)]
@@ -160,8 +165,13 @@ fn replicas(
         .map_err(Failure::from)
 }
 
-/// `--epsilon`: reads every key, assigns them with bounded loads, prints
-/// them in input order.
+/// The most keys `--epsilon` reads by default (`--max-keys`): each is held
+/// with its hash and owner, about 75 bytes for a short key, so 1.3 GB at
+/// the cap (an endless `yes k |` aborted the process under a memory limit).
+const MAX_BOUNDED_KEYS: u64 = 1 << 24;
+
+/// `--epsilon`: reads every key (at most `--max-keys`), assigns them
+/// with bounded loads, prints them in input order. O(K · (1 + spills)) lookups.
 fn bounded(
     keyed: &Keyed<AnyPlacement>,
     args: &Args,
@@ -170,12 +180,18 @@ fn bounded(
 ) -> Result<(), Failure> {
     let bounded = Bounded::new(keyed.placement().clone(), epsilon).map_err(Failure::usage)?;
     let mut keys: Vec<Vec<u8>> = Vec::new();
-    args.keys()
-        .for_each_block(|block, _| {
-            keys.extend_from_slice(block);
-            Ok::<(), io::Error>(())
-        })
-        .map_err(Failure::from)?;
+    args.keys().for_each_block(|block, _| {
+        if (keys.len() + block.len()) as u64 > args.max_keys {
+            return Err(Failure::data(anyhow!(
+                "--epsilon holds every key in memory to bound the loads: at most {} keys \
+                 (--max-keys, about 75 bytes a key); split the input into batches, raise \
+                 --max-keys, or look keys up without --epsilon (streamed, no limit)",
+                args.max_keys
+            )));
+        }
+        keys.extend_from_slice(block);
+        Ok::<(), Failure>(())
+    })?;
     let hashes: Vec<u64> = keys.iter().map(|k| keyed.hash(k)).collect();
     let owners = bounded.assign(&hashes);
     for (key, owner) in keys.iter().zip(owners) {

@@ -77,16 +77,35 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print the node (or replica list) of each key.
+    ///
+    /// Cost: one build of the placement (O(P) for rings, O(M) for maglev's table, O(N)
+    /// otherwise), then per key one hash and one lookup: O(1) for rings,
+    /// maglev and slots, O(log N) for jump and its kin, O(N) for
+    /// rendezvous (weighted: 6 to 10 times unweighted, a logarithm per
+    /// node); O(R) more for R replicas; --epsilon O(K · (1 + spills)),
+    /// holding every key.
     #[command(after_help = EXIT_CODES)]
     Lookup(lookup::Args),
     /// Print points and exact ownership per node.
+    ///
+    /// Cost: one build, then exact shares from a ring's arcs (O(P)) or a table (O(M)); other
+    /// algorithms are sampled on 1,000,000 keys (rendezvous: 3e8/N keys,
+    /// at least 10,000, at O(N) each).
     #[command(after_help = EXIT_CODES)]
     Inspect(inspect::Args),
     /// What a membership change moves, from whom to whom, how many bytes,
     /// what it costs: exact for rings and slot tables, sampled otherwise.
+    ///
+    /// Cost: two builds and one diff, O(P_old + P_new) for rings, O(M)
+    /// for tables, 2^20 sampled lookups in each placement otherwise;
+    /// --keys adds two lookups per key.
     #[command(after_help = EXIT_CODES)]
     Plan(plan::Args),
     /// Run the seed article's experiments: keys moved, spread, failure, cost.
+    ///
+    /// Cost: each experiment builds its placements and looks up
+    /// every one of --keys K keys in each (O(K) lookups per placement);
+    /// the run's size is checked before anything is built.
     #[command(after_help = EXIT_CODES)]
     Simulate(simulate::Args),
     /// Print the Cassandra (Murmur3Partitioner) token of each key: one

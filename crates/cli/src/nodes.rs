@@ -25,6 +25,16 @@ fn parse_node(position: usize, item: &str) -> anyhow::Result<Node> {
         Some((rest, zone)) => (rest, Some(zone)),
         None => (item, None),
     };
+    if let Some(zone) = zone
+        && let Some((zone, weight)) = zone.split_once('=')
+    {
+        // `a@z=2` read as zone "z=2" and weight 1: say where the weight goes.
+        let name = rest;
+        return Err(anyhow!(
+            "--nodes: node {position} ({name:?}) has `={weight}` after its zone; the weight \
+             goes before the zone: {name}={weight}@{zone}"
+        ));
+    }
     let (name, weight) = match rest.rsplit_once('=') {
         Some((name, weight)) => {
             let weight = weight.trim().parse::<f64>().map_err(|_| {
@@ -40,6 +50,13 @@ fn parse_node(position: usize, item: &str) -> anyhow::Result<Node> {
     if name.is_empty() {
         return Err(anyhow!(
             "--nodes: node {position} has an empty name; remove the extra comma or name it"
+        ));
+    }
+    if name.contains('=') {
+        // `a==1` would name a node "a=": in a list `=` only separates.
+        return Err(anyhow!(
+            "--nodes: node {position} ({item:?}) has more than one `=`; write NAME=WEIGHT \
+             (a name with `=` in it needs a cluster file)"
         ));
     }
     let mut node = Node::new(name).weight(weight);

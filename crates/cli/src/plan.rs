@@ -7,7 +7,10 @@
 //! gives the new node floor(16384/(N+1)) slots from the fullest, nothing
 //! is re-laid). The movement is [`ringwise::diff`]: exact for rings (merged
 //! points) and slot tables, sampled with a 95 % interval otherwise; the
-//! header says which. `--data SIZE` spreads a total like the hashes;
+//! header says which. A `--to` with another key hash or a new `secret`
+//! rehashes every key: its movement is the expectation of `plan/rehash.rs`
+//! (1 − Σ p_old·p_new, flows p_old(a)·p_new(b)), labelled so; a new hash
+//! tag is refused. `--data SIZE` spreads a total like the hashes;
 //! `--keys FILE` looks real keys up in both (`plan/keys.rs`); `--rps`,
 //! `--hit-rate` and `--bandwidth` price the change with the article's two
 //! costs (`ringwise_sim::cost`, shared with `simulate`). `--write FILE`
@@ -15,10 +18,12 @@
 //!
 //! Cost: building both snapshots, then O(P_old + P_new) for rings, O(16384)
 //! or O(table size) for tables, O(2^20 lookups) sampled; O(K) lookups for
-//! `--keys`; O(T · P · R) per allocated node (milliseconds at 100 nodes of
+//! `--keys`; a rehash O(P) or O(samples) for the shares and O(N_old · N_new)
+//! flows (at most 10^6); O(T · P · R) per allocated node (milliseconds at 100 nodes of
 //! 16 points), O(K · N · P · R) for `--rebalance K`.
 
 mod keys;
+mod rehash;
 mod render;
 mod text;
 
@@ -31,7 +36,7 @@ use ringwise::{
 use ringwise_sim::cost::parse_size;
 
 use crate::Failure;
-use crate::cluster::read_file;
+use crate::cluster::{Read, parse_file, read_bytes, read_file};
 use crate::format::Format;
 
 #[derive(Debug, clap::Args)]
@@ -41,6 +46,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     from: PathBuf,
     /// The cluster after the change; or give --add, --remove, --reweight.
+    /// Another key hash or secret here is priced as a rehash of every key
+    /// (1 - sum of p_old * p_new; exact with --keys).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["add", "remove", "reweight"])]
     to: Option<PathBuf>,
     /// Add a node to --from (weight W, default 1; zone Z); repeatable.
@@ -138,6 +145,17 @@ pub struct Plan {
     /// The target spec, when it can be written.
     pub to: Result<ClusterSpec, ringwise::Error>,
     pub movement: Movement,
+    /// The target's algorithm (differs from `from`'s only with `--to`).
+    pub to_algorithm: Algorithm,
+    /// Whether `--to` changes the algorithm or its parameters (key hash
+    /// included): then the movement is a migration, and the optimum and
+    /// `% N` comparisons, which assume one algorithm, do not apply.
+    pub setup_changes: bool,
+    /// Whether `--to` changes the key hash (or its secret): every key is
+    /// rehashed, and the movement is the expectation of `plan/rehash.rs`.
+    pub rehash: bool,
+    /// The key hash after the change (`from`'s unless `--to` changes it).
+    pub hash_after: ringwise::StableHash,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -196,14 +214,11 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
             "--hit-rate prices a cache: give its load with --rps too"
         )));
     }
-    let (from, old) = match fresh_start(args)? {
-        Some(start) => start,
-        None => read_file(&args.from)?,
-    };
+    let (from, old) = read_from(args)?;
     let (new, to) = match &args.to {
         Some(path) => {
             let (spec, new) = read_file(path)?;
-            check_same_keys(&from, &spec)?;
+            check_same_tag(&from, &spec)?;
             (new.placement().clone(), Ok(spec))
         }
         None => {
@@ -212,32 +227,77 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
             (new, to)
         }
     };
+    if new.is_empty() && !old.placement().is_empty() {
+        return Err(Failure::usage(anyhow!(
+            "the change leaves no node: every key would lose its owner and none could move \
+             anywhere; keep at least one node (a plan moves keys between nodes)"
+        )));
+    }
     let movement = diff(old.placement(), &new);
-    // Both hash keys as --from does (checked for --to).
-    let new = Keyed::new(new, from.params.hash).with_hash_tag(from.hash_tag);
+    let to_algorithm = new.algorithm();
+    let setup_changes = args.to.is_some() && matches!(&to, Ok(spec) if !same_setup(&from, spec));
+    // Keys hash as each side says: as --from does unless --to changes the
+    // key hash (a new secret, another hash), which rehashes every key.
+    let hash = match &to {
+        Ok(spec) if args.to.is_some() => spec.params.hash,
+        _ => from.params.hash,
+    };
+    let rehash = hash != from.params.hash;
+    let new = Keyed::new(new, hash).with_hash_tag(from.hash_tag);
+    let movement = match rehash {
+        true => rehash::movement(&old, &new, movement)?,
+        false => movement,
+    };
     Ok(Plan {
         from,
         old,
         new,
         to,
         movement,
+        to_algorithm,
+        setup_changes,
+        rehash,
+        hash_after: hash,
     })
 }
 
-/// A plan compares where hashes land, so both clusters must hash keys alike.
-fn check_same_keys(from: &ClusterSpec, to: &ClusterSpec) -> Result<(), Failure> {
-    if from.params.hash != to.params.hash || from.hash_tag != to.hash_tag {
+/// One algorithm with the same parameters on both sides (a default
+/// anchor/dx capacity, 0, matches the capacity a written file records).
+fn same_setup(from: &ClusterSpec, to: &ClusterSpec) -> bool {
+    let mut params = to.params;
+    if from.params.capacity == 0 || params.capacity == 0 {
+        params.capacity = from.params.capacity;
+    }
+    from.algorithm == to.algorithm && from.params == params
+}
+
+/// A change of hash tag rehashes only the keys that carry one: no
+/// expectation without knowing which, so it is refused (a change of the
+/// key hash itself, or of its secret, is priced: `plan/rehash.rs`).
+fn check_same_tag(from: &ClusterSpec, to: &ClusterSpec) -> Result<(), Failure> {
+    if from.hash_tag != to.hash_tag {
+        let tag = |t: Option<ringwise::HashTag>| {
+            t.map_or_else(|| "none".to_owned(), |t| format!("{:?}", t.delimiters()))
+        };
         return Err(Failure::data(anyhow!(
-            "the two clusters hash keys differently (from: {} {:?}, to: {} {:?}): a plan \
-             compares where hashes land; a change of key hash moves almost every key and \
-             is a migration of its own",
-            from.params.hash,
-            from.hash_tag.map(|t| t.delimiters()),
-            to.params.hash,
-            to.hash_tag.map(|t| t.delimiters())
+            "the two clusters hash keys differently (hash tag from: {}, to: {}): a plan \
+             compares where hashes land, and a new hash tag rehashes only the keys that \
+             carry one, which no expectation can know; change the tag as a migration \
+             of its own",
+            tag(from.hash_tag),
+            tag(to.hash_tag)
         )));
     }
     Ok(())
+}
+
+/// How the key hash changes, in words that never show a secret: "secret
+/// changed" or "md5 -> xxh3".
+pub fn hash_change(from: ringwise::StableHash, to: ringwise::StableHash) -> String {
+    match from.name() == to.name() {
+        true => format!("{from}, secret changed"),
+        false => format!("{from} -> {to}"),
+    }
 }
 
 /// `--remove`, `--reweight`, then `--add`, through the placement's own
@@ -265,6 +325,10 @@ fn apply(args: &Args, old: &AnyPlacement) -> Result<AnyPlacement, Failure> {
         let current = current
             .ok_or_else(|| Failure::usage(anyhow!("{option}: no node {name:?} in --from")))?;
         node.zone = current.zone.clone();
+        if node.weight == current.weight {
+            continue;
+        }
+        refuse_weights(placement.algorithm(), &node, &option)?;
         let without = placement.without_node(name);
         placement = without
             .and_then(|p| p.with_node(node))
@@ -285,6 +349,23 @@ fn apply(args: &Args, old: &AnyPlacement) -> Result<AnyPlacement, Failure> {
         .map_err(Failure::usage)?;
     }
     Ok(placement)
+}
+
+/// `--reweight` on an algorithm that gives every node the same share (jump
+/// and its kin, memento, anchor, dx): say so, rather than the error of the
+/// leave it would be done with ("cannot remove"). Asked of a one-node
+/// cluster of the algorithm, so the reason is the algorithm's own.
+fn refuse_weights(algorithm: Algorithm, node: &Node, option: &str) -> Result<(), Failure> {
+    let params = ringwise::Params {
+        hash: algorithm.default_hash(),
+        ..ringwise::Params::DEFAULT
+    };
+    match AnyPlacement::build(algorithm, vec![node.clone()], &params) {
+        Err(ringwise::Error::Unsupported { reason, .. }) => Err(Failure::usage(anyhow!(
+            "{option}: {algorithm} does not support reweighting: {reason}"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The allocator of --allocate / --rebalance (`points` per unit weight).
@@ -379,20 +460,24 @@ fn rebalance(args: &Args, placement: AnyPlacement, moves: usize) -> Result<AnyPl
     Ok(placement)
 }
 
-/// With --allocate, a --from that does not exist or holds only blanks
-/// starts an empty ring cluster; `None` means: read the file.
-fn fresh_start(args: &Args) -> Result<Option<(ClusterSpec, Keyed<AnyPlacement>)>, Failure> {
+/// `--from` as read; with --allocate, a --from that does not exist or
+/// holds only blanks starts an empty ring cluster. Read through the cluster
+/// file's 64 MiB cap either way (`--from /dev/urandom --allocate 16` read
+/// 2.1 GB before the cap was checked).
+fn read_from(args: &Args) -> Result<Read, Failure> {
     if args.allocate.is_none() {
-        return Ok(None);
+        return read_file(&args.from);
     }
-    match std::fs::read(&args.from) {
-        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        _ => return Ok(None),
+    let bytes = match std::fs::metadata(&args.from) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        _ => read_bytes(&args.from)?,
+    };
+    if !bytes.iter().all(u8::is_ascii_whitespace) {
+        return parse_file(&args.from, bytes);
     }
     let spec = ClusterSpec::new(Algorithm::default(), Vec::new()).map_err(Failure::data)?;
     let placement = spec.build().map_err(Failure::data)?;
-    Ok(Some((spec, placement)))
+    Ok((spec, placement))
 }
 
 /// `NAME[=W][@ZONE]`, validated.

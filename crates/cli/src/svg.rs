@@ -5,8 +5,10 @@
 //! from the top; each arc `(p[i-1], p[i]]` is stroked in its owner's colour
 //! (neighbouring arcs of one owner merged), with a tick per point when
 //! there are at most 2,000, and an inner band coloured by zone when nodes
-//! have zones. Placements without a ring get a strip of their slot table
-//! (slots, maglev) or nothing but the bars. Beside it, ownership bars with
+//! have zones (zone palette apart from the nodes', with a legend naming the
+//! zones). Placements without a ring get a strip of their slot table (slots;
+//! maglev's 65,537 slots as 600 columns, each stacked by its owners' share)
+//! or nothing but the bars. Beside it, ownership bars with
 //! the expected share marked: one labelled row per node up to 40 nodes;
 //! beyond, one thin column per node sorted by `share / expected`, the
 //! extremes labelled, so 100 nodes stay readable.
@@ -15,12 +17,15 @@
 //! receiver's colour (slot runs on a strip for tables; flows only when
 //! sampled), with bars of what each node gives and receives.
 //!
-//! Cost: O(P + N) elements; 100 nodes × 160 vnodes is about 16,000 arcs,
-//! 1.5 MB of SVG.
+//! Cost: O(P + N) elements up to 20,000 arcs; 100 nodes × 160 vnodes is
+//! about 16,000 arcs, 1.5 MB of SVG. A ring of more arcs is drawn as 720
+//! sectors, each stacked by the shares of its (at most 12 named) owners,
+//! with a note: O(P log P) time, at most about 10,000 elements (a million
+//! points of `--nodes a,b --vnodes 1000000` drew a million arcs, 112 MB).
 
 use std::fmt::Write as _;
 
-use ringwise::{AnyPlacement, Method, NodeTable, Placement, RingStats, RingView};
+use ringwise::{AnyPlacement, Method, MovedRange, NodeTable, Placement, RingStats, RingView};
 
 use crate::plan::Plan;
 
@@ -42,6 +47,58 @@ fn colour(i: usize, n: usize) -> String {
     }
     let light = [42, 55, 68][i % 3];
     format!("hsl({:.1},70%,{light}%)", (i as f64 * 137.508) % 360.0)
+}
+
+/// Zone `z`'s colour: pastels with dark ones between, a palette apart from
+/// the nodes' saturated hues so the inner zone band never reads as a node.
+fn zone_colour(z: usize) -> &'static str {
+    const ZONES: [&str; 8] = [
+        "#c7c7c7", "#525252", "#fdd0a2", "#9e9ac8", "#c7e9c0", "#8c6d31", "#fcbba1", "#6baed6",
+    ];
+    ZONES[z % ZONES.len()]
+}
+
+/// The zone band's legend under the circle: a swatch and the zone's name
+/// (a zoneless node is a zone of its own, named after it).
+fn zone_legend(out: &mut String, nodes: &NodeTable) {
+    let mut names: Vec<(u32, String)> = Vec::new();
+    for (id, node) in nodes.iter().enumerate() {
+        let Some(z) = nodes.zone_id(id as u32) else {
+            continue;
+        };
+        if names.iter().all(|(k, _)| *k != z) {
+            let name = node
+                .zone
+                .clone()
+                .unwrap_or_else(|| format!("({})", node.name));
+            names.push((z, name));
+        }
+    }
+    names.sort();
+    let y = CY + R + BAND / 2.0 + 28.0;
+    let _ = writeln!(
+        out,
+        r##"<text x="20" y="{y}" fill="#555">inner band: zones</text>"##
+    );
+    let mut x = 152.0;
+    for (z, name) in names.iter().take(16) {
+        let _ = writeln!(
+            out,
+            r##"<rect x="{x}" y="{}" width="14" height="10" fill="{}" stroke="#333" stroke-width="0.5"/><text x="{}" y="{y}">{}</text>"##,
+            y - 10.0,
+            zone_colour(*z as usize),
+            x + 18.0,
+            escape(name)
+        );
+        x += 24.0 + 7.5 * name.chars().count() as f64;
+    }
+    if names.len() > 16 {
+        let _ = writeln!(
+            out,
+            r##"<text x="{x}" y="{y}" fill="#555">… {} zones in all</text>"##,
+            names.len()
+        );
+    }
 }
 
 fn escape(text: &str) -> String {
@@ -122,9 +179,197 @@ fn arcs(ring: &dyn RingView) -> Vec<(u64, u64, u32)> {
     out
 }
 
+/// The most arcs drawn one by one: 20,000 (about 2 MB of SVG; 100 nodes
+/// × 160 vnodes make 16,000). A ring with more (`--nodes a,b --vnodes
+/// 1000000`: a million arcs, 112 MB of SVG) is drawn in [`SECTORS`]
+/// sectors instead, with a note saying so.
+const MAX_ARCS: usize = 20_000;
+
+/// Sectors of an aggregated ring: half a degree each.
+const SECTORS: u64 = 720;
+
+/// Owners drawn per sector of an aggregated ring; the rest go in grey.
+const SECTOR_OWNERS: usize = 12;
+
+/// Merged arcs of `ring` (as [`arcs`] counts them), without holding them.
+fn arc_count(ring: &dyn RingView) -> usize {
+    let mut count = 0;
+    let mut last = None;
+    for (_, id) in ring.points() {
+        if last != Some(id) {
+            count += 1;
+        }
+        last = Some(id);
+    }
+    count
+}
+
+/// A piece of an arc inside one sector: (sector, group, hash positions).
+type Part = (u64, usize, u128);
+
+/// Cuts the positions `start..end` (`end` at most 2^64) held by `group`
+/// at the ends of the [`SECTORS`] sectors, into `parts`.
+fn cut(parts: &mut Vec<Part>, start: u128, end: u128, group: usize) {
+    let sector_len = (1u128 << 64) / u128::from(SECTORS);
+    let mut at = start;
+    while at < end {
+        let sector = at / sector_len;
+        let stop = ((sector + 1) * sector_len).min(end);
+        parts.push((sector as u64, group, stop - at));
+        at = stop;
+    }
+}
+
+/// The ring in [`SECTORS`] equal sectors, each a stack from the inside out
+/// of the groups (`group(id)`: the node, or its zone) owning most of it,
+/// each as thick as its share of the sector, at most [`SECTOR_OWNERS`] of
+/// them, the rest grey. O(P log P) time, O(P) transient memory, O(SECTORS
+/// · SECTOR_OWNERS) elements.
+fn sectors(
+    out: &mut String,
+    ring: &dyn RingView,
+    group: impl Fn(u32) -> usize,
+    colour_of: impl Fn(usize) -> String,
+    radius: f64,
+    width: f64,
+) {
+    const TURN: u128 = 1 << 64;
+    let sector_len = TURN / u128::from(SECTORS);
+    let mut parts: Vec<Part> = Vec::new();
+    let mut add = |start: u128, end: u128, g: usize| cut(&mut parts, start, end, g);
+    let last = ring.points().last().map_or(0, |(p, _)| p);
+    let mut prev = u128::from(last);
+    for (point, id) in ring.points() {
+        let (p, g) = (u128::from(point), group(id));
+        match prev < p {
+            true => add(prev, p, g),
+            // The arc that wraps past the top (and a lone point's whole turn).
+            false => {
+                add(prev, TURN, g);
+                add(0, p, g);
+            }
+        }
+        prev = p;
+    }
+    parts.sort_unstable_by_key(|&(sector, g, _)| (sector, g));
+    let mut owners: Vec<(u128, usize)> = Vec::new();
+    let mut i = 0;
+    while i < parts.len() {
+        let sector = parts[i].0;
+        owners.clear();
+        while i < parts.len() && parts[i].0 == sector {
+            let (_, g, len) = parts[i];
+            match owners.last_mut() {
+                Some(o) if o.1 == g => o.0 += len,
+                _ => owners.push((len, g)),
+            }
+            i += 1;
+        }
+        owners.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let total: u128 = owners.iter().map(|o| o.0).sum();
+        let (start, end) = (
+            (u128::from(sector) * sector_len) as u64,
+            ((u128::from(sector) + 1) * sector_len).min(TURN - 1) as u64,
+        );
+        let mut inner = radius - width / 2.0;
+        let rest: u128 = owners.iter().skip(SECTOR_OWNERS).map(|o| o.0).sum();
+        let drawn = owners
+            .iter()
+            .take(SECTOR_OWNERS)
+            .map(|&(len, g)| (len, Some(g)));
+        for (len, g) in drawn.chain((rest > 0).then_some((rest, None))) {
+            let thick = width * len as f64 / total as f64;
+            let c = g.map_or_else(|| "#bbbbbb".to_owned(), &colour_of);
+            arc(out, start, end, inner + thick / 2.0, thick, &c);
+            inner += thick;
+        }
+    }
+}
+
+/// The moved ranges of a plan with more than [`MAX_ARCS`] of them (a
+/// million-point ring gained 666,000 ranges, a 75 MB SVG): per sector of
+/// [`SECTORS`], a stack from the inside out of the receivers, each as thick
+/// as the share of the sector it receives, over the grey old ring; a
+/// sector nothing moved in stays grey. O(R log R) time for R ranges,
+/// O(SECTORS · receivers) elements.
+fn moved_sectors(out: &mut String, ranges: &[MovedRange], n: usize, radius: f64, width: f64) {
+    const TURN: u128 = 1 << 64;
+    let sector_len = TURN / u128::from(SECTORS);
+    // Each range cut at sector ends. A range is (start, end]: positions
+    // start+1 ..= end, wrapping past the top when end <= start.
+    let mut parts: Vec<Part> = Vec::new();
+    for r in ranges {
+        let (start, end, to) = (
+            u128::from(r.start) + 1,
+            u128::from(r.end) + 1,
+            r.to as usize,
+        );
+        if r.start < r.end {
+            cut(&mut parts, start, end, to);
+        } else {
+            cut(&mut parts, start, TURN, to);
+            cut(&mut parts, 0, end, to);
+        }
+    }
+    parts.sort_unstable_by_key(|&(sector, receiver, _)| (sector, receiver));
+    let mut receivers: Vec<(u128, usize)> = Vec::new();
+    for group in parts.chunk_by(|a, b| a.0 == b.0) {
+        receivers.clear();
+        for &(_, receiver, len) in group {
+            match receivers.last_mut() {
+                Some(last) if last.1 == receiver => last.0 += len,
+                _ => receivers.push((len, receiver)),
+            }
+        }
+        receivers.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let sector = u128::from(group[0].0);
+        let (start, end) = (
+            (sector * sector_len) as u64,
+            ((sector + 1) * sector_len).min(TURN - 1) as u64,
+        );
+        let mut inner = radius - width / 2.0;
+        for &(len, receiver) in &receivers {
+            let thick = (width * len as f64 / sector_len as f64).min(width);
+            let c = colour(receiver, n);
+            arc(out, start, end, inner + thick / 2.0, thick, &c);
+            inner += thick;
+        }
+    }
+}
+
 /// The circle of `ring`: arcs, ticks, zones.
 fn circle(out: &mut String, ring: &dyn RingView, nodes: &NodeTable, faded: bool) {
     let n = nodes.len();
+    let aggregated = arc_count(ring) > MAX_ARCS;
+    let zoned = nodes.zone_count() > 0 && nodes.iter().any(|node| node.zone.is_some());
+    if aggregated {
+        match faded {
+            true => arc(out, 0, 0, R, BAND, "#d9d9d9"),
+            false => sectors(out, ring, |id| id as usize, |i| colour(i, n), R, BAND),
+        }
+        if zoned {
+            let zone = |id| nodes.zone_id(id).map_or(0, |z| z as usize);
+            let inner = R - BAND / 2.0 - 8.0;
+            sectors(out, ring, zone, |z| zone_colour(z).to_owned(), inner, 10.0);
+            zone_legend(out, nodes);
+        }
+        let _ = writeln!(
+            out,
+            r##"<text x="{CX}" y="{CY}" text-anchor="middle">{} points</text>"##,
+            ring.point_count()
+        );
+        let _ = writeln!(
+            out,
+            r##"<text x="{CX}" y="{}" text-anchor="middle" fill="#555">over {MAX_ARCS} arcs: drawn as {SECTORS} sectors,</text>"##,
+            CY + 20.0
+        );
+        let _ = writeln!(
+            out,
+            r##"<text x="{CX}" y="{}" text-anchor="middle" fill="#555">each stacked by its owners' shares (top {SECTOR_OWNERS}; grey: the rest)</text>"##,
+            CY + 36.0
+        );
+        return;
+    }
     for (start, end, id) in arcs(ring) {
         let c = if faded {
             "#d9d9d9".into()
@@ -143,8 +388,7 @@ fn circle(out: &mut String, ring: &dyn RingView, nodes: &NodeTable, faded: bool)
             );
         }
     }
-    if nodes.zone_count() > 0 && nodes.iter().any(|node| node.zone.is_some()) {
-        let zones = nodes.zone_count();
+    if zoned {
         for (start, end, id) in arcs(ring) {
             let zone = nodes.zone_id(id).map_or(0, |z| z as usize);
             arc(
@@ -153,9 +397,10 @@ fn circle(out: &mut String, ring: &dyn RingView, nodes: &NodeTable, faded: bool)
                 end,
                 R - BAND / 2.0 - 8.0,
                 10.0,
-                &colour(zone % 12, zones.min(12)),
+                zone_colour(zone),
             );
         }
+        zone_legend(out, nodes);
     }
     let _ = writeln!(
         out,
@@ -220,6 +465,49 @@ fn moved_columns(out: &mut String, m: &ringwise::Movement, size: u64, y: f64) {
         size / columns,
         y + 118.0,
         tallest * 100.0
+    );
+    slot_labels(out, y, size);
+}
+
+/// The owners of a table wider than the strip (maglev's 65,537 slots):
+/// single slots would be 0.01 units wide and blend into grey, so the slots
+/// go into columns (600 up to 12 nodes, else 60, so 100 nodes stay a few
+/// thousand rectangles), each stacked by its owners' share of its slots,
+/// in node order, coloured as the bars.
+fn owner_columns(out: &mut String, placement: &AnyPlacement, size: u64, y: f64) {
+    let n = placement.len();
+    let columns: u64 = if n <= 12 { 600 } else { 60 };
+    let width = STRIP_WIDTH / columns as f64;
+    let mut counts = vec![0u64; n];
+    for c in 0..columns {
+        let (first, end) = (
+            (c * size).div_ceil(columns),
+            ((c + 1) * size).div_ceil(columns),
+        );
+        counts.iter_mut().for_each(|k| *k = 0);
+        for slot in first..end {
+            if let Some(id) = placement.owner(slot) {
+                counts[id as usize] += 1;
+            }
+        }
+        let slots = (end - first).max(1) as f64;
+        let mut top = y;
+        for (id, &k) in counts.iter().enumerate().filter(|&(_, &k)| k > 0) {
+            let height = 60.0 * k as f64 / slots;
+            let _ = writeln!(
+                out,
+                r#"<rect x="{:.2}" y="{top:.2}" width="{width:.2}" height="{height:.2}" fill="{}"/>"#,
+                20.0 + width * c as f64,
+                colour(id, n)
+            );
+            top += height;
+        }
+    }
+    let _ = writeln!(
+        out,
+        r##"<text x="20" y="{}" fill="#555">one column per {} slots, stacked by the share of them each node owns</text>"##,
+        y + 100.0,
+        size / columns
     );
     slot_labels(out, y, size);
 }
@@ -411,6 +699,9 @@ pub fn inspect(title: &str, placement: &AnyPlacement, stats: &RingStats) -> Stri
     let mut out = header(title, SIZE + 60.0);
     match (placement.as_ring(), table_size(placement)) {
         (Some(ring), _) => circle(&mut out, ring, nodes, false),
+        (None, Some(size)) if size > STRIP_WIDTH as u64 => {
+            owner_columns(&mut out, placement, size, 300.0);
+        }
         (None, Some(size)) => {
             let n = nodes.len();
             strip(
@@ -442,7 +733,8 @@ pub fn inspect(title: &str, placement: &AnyPlacement, stats: &RingStats) -> Stri
     out + "</svg>\n"
 }
 
-fn table_size(placement: &AnyPlacement) -> Option<u64> {
+/// The slots of a table placement (slots, maglev); `None` for the others.
+pub fn table_size(placement: &AnyPlacement) -> Option<u64> {
     match placement {
         AnyPlacement::Slots(_) => Some(ringwise::SLOT_COUNT as u64),
         AnyPlacement::Maglev(m) => Some(m.table_size()),
@@ -465,31 +757,40 @@ pub fn plan(plan: &Plan) -> String {
         }
         _ => String::new(),
     };
+    // A change of algorithm or parameters has no optimum to compare with.
+    let (algorithm, optimum) = if plan.setup_changes {
+        (
+            format!("{} -> {}", plan.from.algorithm, plan.to_algorithm),
+            "a migration, no optimum".to_owned(),
+        )
+    } else {
+        (
+            plan.from.algorithm.to_string(),
+            format!("optimum {:.2}%", m.optimum() * 100.0),
+        )
+    };
     let title = format!(
-        "{}: {:.2}%{how} of the key space moves (optimum {:.2}%), coloured by receiver",
-        plan.from.algorithm,
+        "{algorithm}: {:.2}%{how} of the key space moves ({optimum}), coloured by receiver",
         m.moved() * 100.0,
-        m.optimum() * 100.0
     );
     let mut out = header(&title, SIZE + 60.0);
     match (m.method, plan.old.placement().as_ring()) {
         (Method::Arcs, Some(ring)) => {
             circle(&mut out, ring, plan.old.placement().nodes(), true);
-            for r in &m.ranges {
-                sector(
-                    &mut out,
-                    r.start,
-                    r.end,
-                    R,
-                    BAND + 14.0,
-                    &colour(r.to as usize, n),
-                    0.4,
-                );
-            }
+            let note = if m.ranges.len() > MAX_ARCS {
+                moved_sectors(&mut out, &m.ranges, n, R, BAND + 14.0);
+                "grey: unchanged; moved: per ½°, stacked by receiver"
+            } else {
+                for r in &m.ranges {
+                    let c = colour(r.to as usize, n);
+                    sector(&mut out, r.start, r.end, R, BAND + 14.0, &c, 0.4);
+                }
+                "grey: unchanged; moved arcs drawn at least 0.4° wide"
+            };
             let _ = writeln!(
                 out,
-                r##"<text x="{CX}" y="{}" text-anchor="middle" fill="#555">grey: unchanged; moved arcs drawn at least 0.4° wide</text>"##,
-                CY + 40.0
+                r##"<text x="{CX}" y="{}" text-anchor="middle" fill="#555">{note}</text>"##,
+                CY + 60.0
             );
         }
         (Method::Table { size }, _) => {

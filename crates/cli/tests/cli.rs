@@ -98,8 +98,12 @@ fn cluster_file_and_inspect() {
 fn bad_inputs_fail_cleanly() {
     let dir = TempDir::create("bad");
     let malformed = dir.write("bad.toml", "[[nodes]\nname = \"a\"\n");
-    let cases: [(&[&str], i32, &str); 10] = [
+    let cases: [(&[&str], i32, &str); 12] = [
         (&["lookup", "--nodes", "", "k"], 65, "empty"),
+        // Issue 13 item 8 (smaller): `a@z=2` was zone "z=2" with weight 1,
+        // `a==1` a node named "a=".
+        (&["lookup", "--nodes", "a@z=2", "k"], 65, "a=2@z"),
+        (&["lookup", "--nodes", "a==1", "k"], 65, "more than one `=`"),
         (&["lookup", "--nodes", "a,,b", "k"], 65, "empty name"),
         (
             &["lookup", "--nodes", "a,a", "k"],

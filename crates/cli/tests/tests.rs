@@ -18,6 +18,7 @@ mod compat_cli;
 mod etcd;
 mod issue8;
 mod plan;
+mod plan_removed;
 mod regressions;
 mod simulate;
 mod simulate_peer;

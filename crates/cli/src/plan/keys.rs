@@ -5,10 +5,11 @@
 //! block of 1,024 at a time through [`Keyed::owners_into`] in both
 //! clusters; each key whose owner's name changed is kept as `KEY OLD NEW`,
 //! and its bytes are added to its donor → receiver flow. O(K) lookups,
-//! O(moved keys) memory.
+//! O(moved keys) memory; a line is at most 1 MiB and 64 bytes (a key of
+//! at most 1 MiB, as `lookup` reads them), read through `keys::read_line`.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::Path;
 
 use anyhow::{Context, anyhow};
@@ -16,6 +17,7 @@ use ringwise::{AnyPlacement, Keyed, Placement};
 
 use super::Plan;
 use crate::Failure;
+use crate::keys::{Line, MAX_KEY_BYTES, read_line, too_long};
 
 /// What the key file says.
 #[derive(Debug, Default)]
@@ -46,8 +48,12 @@ pub fn tally(path: &Path, plan: &Plan) -> Result<KeyTally, Failure> {
     let mut block: Vec<(Vec<u8>, f64)> = Vec::with_capacity(BLOCK);
     let (mut line, mut number) = (Vec::new(), 0usize);
     loop {
-        line.clear();
-        let done = reader.read_until(b'\n', &mut line).map_err(unreadable)? == 0;
+        let read = read_line(&mut reader, &mut line, MAX_LINE_BYTES).map_err(unreadable)?;
+        let done = read == Line::End;
+        if read == Line::TooLong {
+            let source = path.display().to_string();
+            return Err(too_long(&source, number as u64 + 1, "a key line").into());
+        }
         if !done {
             number += 1;
             let entry = parse(&line, number, &mut tally.sized)
@@ -65,16 +71,31 @@ pub fn tally(path: &Path, plan: &Plan) -> Result<KeyTally, Failure> {
     }
 }
 
-/// `KEY` or `KEY<TAB>BYTES` without its line end.
+/// The longest line: a key of at most [`MAX_KEY_BYTES`] (1 MiB, as
+/// `lookup` reads them) and room for `<TAB>BYTES`. A longer line is
+/// refused with its number (exit 65) after reading at most this much of
+/// it: `--keys /dev/zero` ends at once instead of growing one buffer until
+/// the allocator aborts.
+const MAX_LINE_BYTES: usize = MAX_KEY_BYTES + 64;
+
+/// `KEY` or `KEY<TAB>BYTES`, its line end already gone.
 fn parse(line: &[u8], number: usize, sized: &mut bool) -> anyhow::Result<(Vec<u8>, f64)> {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
     let Some(tab) = line.iter().rposition(|&b| b == b'\t') else {
+        if line.len() > MAX_KEY_BYTES {
+            return Err(anyhow!(
+                "line {number}: a key is at most {MAX_KEY_BYTES} bytes (1 MiB)"
+            ));
+        }
         return Ok((line.to_vec(), 0.0));
     };
     let text = String::from_utf8_lossy(&line[tab + 1..]);
     let bytes = ringwise_sim::cost::parse_size(&text)
         .map_err(|e| anyhow!("line {number}: after the tab comes the key's size in bytes: {e}"))?;
+    if tab > MAX_KEY_BYTES {
+        return Err(anyhow!(
+            "line {number}: a key is at most {MAX_KEY_BYTES} bytes (1 MiB)"
+        ));
+    }
     *sized = true;
     Ok((line[..tab].to_vec(), bytes))
 }

@@ -10,8 +10,9 @@
 
 use std::io::Write;
 
-use ringwise::{Method, MovedRange, Movement, Placement, Width};
+use ringwise::{Algorithm, Method, MovedRange, Movement, Placement, Width};
 use ringwise_sim::cost::{cache_cost, modulo_moved, transfer_seconds};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
 use super::Plan;
@@ -33,7 +34,7 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
     let (n_old, n_new) = (plan.old.placement().len(), plan.new.placement().len());
     let total = costs.data.or(keys.filter(|k| k.sized).map(|k| k.bytes));
     let bytes = |f: f64| total.map(|t| t * f);
-    let flows: Vec<Value> = m
+    let mut flows: Vec<Value> = m
         .flows
         .iter()
         .map(|f| {
@@ -43,6 +44,9 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
             })
         })
         .collect();
+    if let Some(k) = keys {
+        key_flows(&mut flows, k);
+    }
     let (given, received) = (m.given(), m.received());
     let nodes: Vec<Value> = (0..m.nodes.len())
         .map(|i| {
@@ -53,13 +57,19 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
             })
         })
         .collect();
+    // A change of algorithm or parameters is a migration: the optimum and
+    // `% N`, which compare membership changes of one algorithm, are null.
+    let comparable = !plan.setup_changes;
+    let modulo = comparable.then(|| modulo_moved(n_old as u64, n_new as u64));
     let mut doc = json!({
         "version": JSON_VERSION,
         "algorithm": plan.from.algorithm.name(), "hash": plan.from.params.hash.name(),
+        "algorithm_after": plan.to_algorithm.name(), "setup_changes": plan.setup_changes,
+        "hash_after": plan.hash_after.name(), "rehash": plan.rehash,
         "nodes_before": n_old, "nodes_after": n_new,
         "method": method(&m.method), "exact": m.method.is_exact(),
-        "moved": m.moved(), "optimum": m.optimum(),
-        "modulo_moved": modulo_moved(n_old as u64, n_new as u64),
+        "moved": m.moved(), "optimum": comparable.then(|| m.optimum()),
+        "modulo_moved": modulo,
         "data_bytes": total, "moved_bytes": bytes(m.moved()),
         "flows": flows, "nodes": nodes,
     });
@@ -70,11 +80,12 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
     if let Some(rps) = costs.rps {
         let hit = costs.hit_rate.unwrap_or(0.95);
         let cost = cache_cost(rps, hit, m.moved());
-        let modulo = cache_cost(rps, hit, modulo_moved(n_old as u64, n_new as u64));
+        let modulo = modulo.map(|f| cache_cost(rps, hit, f));
         doc["cache"] = json!({
             "rps": rps, "hit_rate": hit, "normal_db_rps": cost.normal_db_rps,
             "db_rps": cost.db_rps, "factor": cost.factor,
-            "modulo_db_rps": modulo.db_rps, "modulo_factor": modulo.factor,
+            "modulo_db_rps": modulo.map(|c| c.db_rps),
+            "modulo_factor": modulo.map(|c| c.factor),
         });
     }
     if let (Some(bw), Some(total)) = (costs.bandwidth, total) {
@@ -86,18 +97,13 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
             "busiest_bytes": busiest.0, "seconds": transfer_seconds(busiest.0, bw),
         });
     }
-    if ranges {
-        let list: Vec<Value> = m
-            .ranges
-            .iter()
-            .map(|r| {
-                json!({
-                    "start": native(plan, r.start), "end": native(plan, r.end),
-                    "from": m.name(r.from), "to": m.name(r.to),
-                })
-            })
-            .collect();
-        doc["ranges"] = list.into();
+    // Slot moves are the plan of a Redis Cluster: always listed. The list
+    // itself is written as a stream ([`Streamed`], [`write_ranges_csv`],
+    // `text`), one range at a time: a 16,777,213-slot maglev table's
+    // millions of ranges held as JSON values took 3.45 GB for 50 MB of
+    // output. The document holds an empty placeholder in its place.
+    if ranges || plan.from.algorithm == Algorithm::Slots {
+        doc["ranges"] = json!([]);
     }
     if let Some(k) = keys {
         doc["keys"] = json!({
@@ -110,6 +116,30 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
         });
     }
     doc
+}
+
+/// `--keys`: each flow gains the keys that took it and, when the file gave
+/// sizes, their real bytes (`key_bytes`, next to `bytes`, the total spread
+/// like the hashes); a pair only the keys took (a sampled diff can miss a
+/// rare one) is added with no fraction.
+fn key_flows(flows: &mut Vec<Value>, k: &KeyTally) {
+    for f in flows.iter_mut() {
+        let pair = (
+            f["from"].as_str().unwrap_or_default().to_owned(),
+            f["to"].as_str().unwrap_or_default().to_owned(),
+        );
+        let (n, b) = k.flows.get(&pair).copied().unwrap_or((0, 0.0));
+        f["keys"] = n.into();
+        f["key_bytes"] = json!(k.sized.then_some(b));
+    }
+    for ((from, to), (n, b)) in &k.flows {
+        if !flows.iter().any(|f| f["from"] == *from && f["to"] == *to) {
+            flows.push(json!({
+                "from": from, "to": to, "fraction": null, "bytes": null,
+                "keys": n, "key_bytes": k.sized.then_some(*b),
+            }));
+        }
+    }
 }
 
 fn method(method: &Method) -> &'static str {
@@ -137,6 +167,56 @@ fn native(plan: &Plan, position: u64) -> Value {
     }
 }
 
+/// One moved range as the JSON document and CSV show it.
+fn range_value(plan: &Plan, r: &MovedRange) -> Value {
+    let m = &plan.movement;
+    json!({
+        "start": native(plan, r.start), "end": native(plan, r.end),
+        "from": m.name(r.from), "to": m.name(r.to),
+    })
+}
+
+/// The document with its `ranges` placeholder serialized as the list of
+/// moved ranges, one at a time, straight into the writer: the output is
+/// the same bytes as a document holding the list, without holding it.
+struct Streamed<'a> {
+    doc: &'a Value,
+    plan: &'a Plan,
+}
+
+impl Serialize for Streamed<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Some(fields) = self.doc.as_object() else {
+            return self.doc.serialize(s);
+        };
+        let mut map = s.serialize_map(Some(fields.len()))?;
+        for (key, value) in fields {
+            match key.as_str() {
+                "ranges" => map.serialize_entry(key, &Ranges(self.plan))?,
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// The moved ranges as a JSON list, each built as it is written.
+struct Ranges<'a>(&'a Plan);
+
+impl Serialize for Ranges<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let ranges = &self.0.movement.ranges;
+        let mut seq = s.serialize_seq(Some(ranges.len()))?;
+        for r in ranges {
+            seq.serialize_element(&range_value(self.0, r))?;
+        }
+        seq.end()
+    }
+}
+
+/// Writes the plan. Memory beyond the diff is the document without its
+/// ranges and the output buffer: ranges and moved keys are written as
+/// they are formatted. O(ranges + moved keys) time.
 pub fn write(
     plan: &Plan,
     keys: Option<&KeyTally>,
@@ -145,55 +225,115 @@ pub fn write(
     ranges: bool,
 ) -> Result<(), Failure> {
     let doc = document(plan, keys, costs, ranges);
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let result = match format {
-        Format::Json => write_json(&mut out, &doc, Json::Line),
-        Format::Csv => out.write_all(csv(&doc).as_bytes()),
-        Format::Text => out.write_all(super::text::text(plan, &doc).as_bytes()),
+        Format::Json => write_json(&mut out, &Streamed { doc: &doc, plan }, Json::Line),
+        Format::Csv => {
+            let slots = plan.from.algorithm == Algorithm::Slots;
+            csv(&mut out, plan, &doc, slots)
+        }
+        Format::Text => super::text::write(&mut out, plan, &doc),
     };
     result.and_then(|()| out.flush()).map_err(Failure::io)
 }
 
-/// CSV: the flows, then with `--ranges` the ranges, then with `--keys` the
-/// moved keys, each section after a blank line and its header.
-fn csv(doc: &Value) -> String {
-    let cell = |v: &Value| match v {
+/// CSV, shaped like `simulate`'s: sections separated by a blank line, each
+/// with its own header whose first column is `section`. First the summary
+/// as `section,key,value` rows (`plan` for the top-level figures, interval
+/// as `interval_low` / `interval_high`; `cache`, `stream` and `keys` for
+/// theirs; `slot_moves,how` for the Redis steps), then `flow`, `node`,
+/// `range` (or `slot_move` for slots) and `moved_key` rows. Every figure of
+/// the JSON document is in it, written the same way; null is an empty
+/// cell.
+fn csv(writer: &mut impl Write, plan: &Plan, doc: &Value, slots: bool) -> std::io::Result<()> {
+    let mut out = String::from("section,key,value\n");
+    let mut pair = |section: &str, key: &str, v: &Value| {
+        out += &format!("{section},{key},{}\n", cell(v));
+    };
+    let fields = || doc.as_object().into_iter().flatten();
+    // The top-level figures first, then each object's (cache, keys, stream).
+    for (key, v) in fields() {
+        match v {
+            Value::Array(items) if key == "interval" => {
+                pair("plan", "interval_low", &items[0]);
+                pair("plan", "interval_high", &items[1]);
+            }
+            Value::Array(_) | Value::Object(_) => {}
+            v => pair("plan", key, v),
+        }
+    }
+    for (key, v) in fields() {
+        for (k, v) in v.as_object().into_iter().flatten() {
+            if !v.is_array() {
+                pair(key, k, v);
+            }
+        }
+    }
+    if slots {
+        pair("slot_moves", "how", &Value::from(SETSLOT_STEPS));
+    }
+    let empty = Vec::new();
+    let rows = |v: &Value| v.as_array().unwrap_or(&empty).clone();
+    out += &section("flow", &rows(&doc["flows"]), FLOW_FIELDS);
+    out += &section("node", &rows(&doc["nodes"]), NODE_FIELDS);
+    writer.write_all(out.as_bytes())?;
+    if doc.get("ranges").is_some() {
+        let name = if slots { "slot_move" } else { "range" };
+        let fields = ["start", "end", "from", "to"];
+        writer.write_all(section(name, &[], &fields).as_bytes())?;
+        for r in &plan.movement.ranges {
+            let row = range_value(plan, r);
+            let cells: Vec<String> = fields.iter().map(|f| cell(&row[*f])).collect();
+            writeln!(writer, "{name},{}", cells.join(","))?;
+        }
+    }
+    if let Some(k) = doc.get("keys") {
+        writer.write_all(b"\nsection,key,old,new\n")?;
+        for row in k["moved_keys"].as_array().into_iter().flatten() {
+            let cells: Vec<String> = row.as_array().into_iter().flatten().map(cell).collect();
+            writeln!(writer, "moved_key,{}", cells.join(","))?;
+        }
+    }
+    Ok(())
+}
+
+const FLOW_FIELDS: &[&str] = &["from", "to", "fraction", "bytes", "keys", "key_bytes"];
+const NODE_FIELDS: &[&str] = &[
+    "name",
+    "before",
+    "after",
+    "gives",
+    "receives",
+    "bytes_out",
+    "bytes_in",
+];
+
+/// How an operator applies slot moves to a Redis Cluster (text and CSV).
+pub const SETSLOT_STEPS: &str = "For each slot S: on the target CLUSTER SETSLOT S IMPORTING \
+     <source-id>; on the source CLUSTER SETSLOT S MIGRATING <target-id>; MIGRATE its keys \
+     (CLUSTER GETKEYSINSLOT); then CLUSTER SETSLOT S NODE <target-id> on every master. \
+     redis-cli --cluster reshard --cluster-from <source-id> --cluster-to <target-id> \
+     --cluster-slots N moves as many slots but picks them itself.";
+
+/// One CSV value: strings quoted when they must be, null empty, numbers as
+/// JSON writes them.
+fn cell(v: &Value) -> String {
+    match v {
         Value::String(s) if s.contains([',', '"', '\n', '\r']) => {
             format!("\"{}\"", s.replace('"', "\"\""))
         }
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
         v => v.to_string(),
-    };
-    let section = |header: &str, rows: &[Value], fields: &[&str]| {
-        let mut out = format!("{header}\n");
-        for row in rows {
-            let cells: Vec<String> = fields.iter().map(|f| cell(&row[*f])).collect();
-            out += &(cells.join(",") + "\n");
-        }
-        out
-    };
-    let empty = Vec::new();
-    let rows = |v: &Value| v.as_array().unwrap_or(&empty).clone();
-    let mut out = section(
-        "from,to,fraction,bytes",
-        &rows(&doc["flows"]),
-        &["from", "to", "fraction", "bytes"],
-    );
-    if doc.get("ranges").is_some() {
-        out += "\n";
-        out += &section(
-            "start,end,from,to",
-            &rows(&doc["ranges"]),
-            &["start", "end", "from", "to"],
-        );
     }
-    if let Some(moved) = doc.get("keys").map(|k| rows(&k["moved_keys"])) {
-        out += "\nkey,old,new\n";
-        for row in moved {
-            let cells: Vec<String> = rows(&row).iter().map(cell).collect();
-            out += &(cells.join(",") + "\n");
-        }
+}
+
+/// A blank line, the header `section,FIELDS`, then a `name,...` row each.
+fn section(name: &str, rows: &[Value], fields: &[&str]) -> String {
+    let mut out = format!("\nsection,{}\n", fields.join(","));
+    for row in rows {
+        let cells: Vec<String> = fields.iter().map(|f| cell(&row[*f])).collect();
+        out += &format!("{name},{}\n", cells.join(","));
     }
     out
 }
@@ -208,7 +348,7 @@ pub fn bytes(b: f64) -> String {
         unit += 1;
     }
     match unit {
-        0 => format!("{value:.0} B"),
+        0 => format!("{} B", readable(value, 0)),
         _ => format!("{} {}", readable(value, 1), UNITS[unit]),
     }
 }

@@ -2,39 +2,82 @@
 //! JSON document the other formats write (so every figure shown is also
 //! in `--format json`).
 
+use std::io::{self, Write};
+
 use ringwise::{Algorithm, Placement};
 use serde_json::Value;
 
 use super::Plan;
-use super::render::{bytes, method_words, percent, range_text};
+use super::render::{SETSLOT_STEPS, bytes, method_words, percent, range_text};
 use crate::format::readable;
 
-pub fn text(plan: &Plan, doc: &Value) -> String {
+/// Writes the plan as text: the summary, then the ranges and moved keys
+/// a line at a time (a list of millions is never held as one string).
+pub fn write(out: &mut impl Write, plan: &Plan, doc: &Value) -> io::Result<()> {
+    let m = &plan.movement;
+    out.write_all(summary(plan, doc).as_bytes())?;
+    if plan.from.algorithm == Algorithm::Slots {
+        out.write_all(slot_moves(plan).as_bytes())?;
+    } else if doc.get("ranges").is_some() && !m.method.is_exact() {
+        out.write_all(
+            b"\nranges: none listed: this plan is sampled (the algorithm computes owners \
+              per key, with no ranges or table to compare), so no moved range is known \
+              exactly; --keys FILE lists the keys that move\n",
+        )?;
+    } else if doc.get("ranges").is_some() {
+        out.write_all(b"\nranges (start, end] (a key moves when its hash lies in one):\n")?;
+        for r in &m.ranges {
+            writeln!(
+                out,
+                "{}\t{}\t{}",
+                range_text(plan, r),
+                m.name(r.from),
+                m.name(r.to)
+            )?;
+        }
+    }
+    if let Some(k) = doc.get("keys") {
+        out.write_all(keys(k).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Everything before the ranges: the change, the moved fraction, data,
+/// flows, nodes and costs.
+fn summary(plan: &Plan, doc: &Value) -> String {
     let m = &plan.movement;
     let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let algorithm = if plan.to_algorithm == plan.from.algorithm {
+        plan.from.algorithm.to_string()
+    } else {
+        format!("{} -> {}", plan.from.algorithm, plan.to_algorithm)
+    };
+    let hash = match plan.rehash {
+        true => super::hash_change(plan.from.params.hash, plan.hash_after),
+        false => plan.from.params.hash.to_string(),
+    };
     let mut out = format!(
-        "plan: {}, hash {}: {} -> {} nodes{}\n",
-        plan.from.algorithm,
-        plan.from.params.hash,
+        "plan: {algorithm}, hash {hash}: {} -> {} nodes{}\n",
         doc["nodes_before"],
         doc["nodes_after"],
         changes(plan)
     );
-    let optimum = f(&doc["optimum"]);
-    if doc["nodes_before"].as_u64() == Some(0) {
+    if plan.rehash {
+        out += &format!(
+            "moved: every key is rehashed: {} of the key space is expected to change owner \
+             (1 - sum over nodes of p_old * p_new, the flows p_old(a) * p_new(b); {}); the key \
+             hash changes, so the optimum and hash % N comparisons do not apply\n",
+            percent(m.moved()),
+            rehash_words(m)
+        );
+    } else if doc["nodes_before"].as_u64() == Some(0) {
         out += "moved: nothing (a new cluster: every key lands for the first time)\n";
     } else {
         out += &format!(
-            "moved: {} of the key space ({}); optimum {} ({}x); hash % N would move {}\n",
+            "moved: {} of the key space ({}); {}\n",
             percent(m.moved()),
             method_words(m),
-            percent(optimum),
-            if optimum > 0.0 {
-                readable(m.moved() / optimum, 3)
-            } else {
-                "n/a".into()
-            },
-            percent(f(&doc["modulo_moved"]))
+            comparisons(plan, doc)
         );
     }
     if let Some(total) = doc["data_bytes"].as_f64() {
@@ -47,33 +90,56 @@ pub fn text(plan: &Plan, doc: &Value) -> String {
             ),
             _ => String::new(),
         };
+        let modulo = doc["modulo_moved"].as_f64().map_or(String::new(), |m| {
+            format!(" ({} with hash % N)", bytes(total * m))
+        });
         out += &format!(
-            "data: {} spread like the keys: {} move{interval} ({} with hash % N)\n",
+            "data: {} spread like the keys: {} move{interval}{modulo}\n",
             bytes(total),
             bytes(f(&doc["moved_bytes"])),
-            bytes(total * f(&doc["modulo_moved"]))
         );
     }
     out += &flows(doc);
     out += &nodes(doc);
     out += &costs(doc);
-    if plan.from.algorithm == Algorithm::Slots {
-        out += &slot_moves(plan);
-    } else if doc.get("ranges").is_some() {
-        out += "\nranges (start, end] (a key moves when its hash lies in one):\n";
-        for r in &m.ranges {
-            out += &format!(
-                "{}\t{}\t{}\n",
-                range_text(plan, r),
-                m.name(r.from),
-                m.name(r.to)
-            );
-        }
-    }
-    if let Some(k) = doc.get("keys") {
-        out += &keys(k);
-    }
     out
+}
+
+/// How a rehash's shares were measured.
+fn rehash_words(m: &ringwise::Movement) -> String {
+    match m.method {
+        ringwise::Method::Sampled { samples, low, high } => format!(
+            "shares sampled on {samples} keys, 95% interval {} to {}",
+            percent(low),
+            percent(high)
+        ),
+        _ => "exact shares of the ring arcs".into(),
+    }
+}
+
+/// The moved fraction's yardsticks: the optimum with the ratio to it, and
+/// `hash % N`; neither applies when `--to` changes the algorithm or its
+/// parameters (every placement differs, not one membership change).
+fn comparisons(plan: &Plan, doc: &Value) -> String {
+    if plan.setup_changes {
+        return format!(
+            "the algorithm or its parameters change ({} -> {}): a migration, so the \
+             optimum and hash % N comparisons do not apply",
+            plan.from.algorithm, plan.to_algorithm
+        );
+    }
+    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let optimum = f(&doc["optimum"]);
+    let ratio = if optimum > 0.0 {
+        format!("{}x", readable(plan.movement.moved() / optimum, 3))
+    } else {
+        "nothing needs to move".into()
+    };
+    format!(
+        "optimum {} ({ratio}); hash % N would move {}",
+        percent(optimum),
+        percent(f(&doc["modulo_moved"]))
+    )
 }
 
 /// `(added x, removed y, reweighted z)`.
@@ -111,20 +177,45 @@ fn name_width(doc: &Value) -> usize {
     names.map(|n| n.chars().count()).max().unwrap_or(4).max(8)
 }
 
+/// The flows; with `--keys`, also the keys that took each and, when the
+/// file gave sizes, their real bytes.
 fn flows(doc: &Value) -> String {
     let w = name_width(doc);
+    let keyed = doc.get("keys").is_some();
+    let sized = doc["keys"]["bytes"].is_number();
     let mut out = format!(
-        "\n{:<w$}  {:<w$}  {:>9}  {:>10}\n",
+        "\n{:<w$}  {:<w$}  {:>9}  {:>10}",
         "donor", "receiver", "share", "bytes"
     );
+    if keyed {
+        out += &format!("  {:>8}", "keys");
+    }
+    if sized {
+        out += &format!("  {:>10}", "key bytes");
+    }
+    out += "\n";
     for f in rows(&doc["flows"]) {
         out += &format!(
-            "{:<w$}  {:<w$}  {:>9}  {:>10}\n",
+            "{:<w$}  {:<w$}  {:>9}  {:>10}",
             f["from"].as_str().unwrap_or("?"),
             f["to"].as_str().unwrap_or("?"),
-            percent(f["fraction"].as_f64().unwrap_or(0.0)),
+            f["fraction"].as_f64().map_or("-".into(), percent),
             f["bytes"].as_f64().map_or("-".into(), bytes)
         );
+        if keyed {
+            out += &format!("  {:>8}", f["keys"].as_u64().unwrap_or(0));
+        }
+        if sized {
+            out += &format!(
+                "  {:>10}",
+                f["key_bytes"].as_f64().map_or("-".into(), bytes)
+            );
+        }
+        out += "\n";
+    }
+    if sized {
+        out +=
+            "(bytes: the total spread like the hashes; key bytes: the sizes the key file gives)\n";
     }
     out
 }
@@ -161,16 +252,22 @@ fn costs(doc: &Value) -> String {
     let f = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
     let mut out = String::new();
     if let Some(c) = doc.get("cache") {
+        let modulo = match (c["modulo_db_rps"].as_f64(), c["modulo_factor"].as_f64()) {
+            (Some(rps), Some(factor)) => format!(
+                " (hash % N: {} rps, {}x)",
+                readable(rps, 0),
+                readable(factor, 2)
+            ),
+            _ => String::new(),
+        };
         out += &format!(
             "\ncost (cache): at {} rps and a {} hit rate the database gets {} rps right after \
-             the change, {}x its normal {} (hash % N: {} rps, {}x)\n",
+             the change, {}x its normal {}{modulo}\n",
             readable(f(&c["rps"]), 0),
             percent(f(&c["hit_rate"])),
             readable(f(&c["db_rps"]), 0),
             readable(f(&c["factor"]), 2),
             readable(f(&c["normal_db_rps"]), 0),
-            readable(f(&c["modulo_db_rps"]), 0),
-            readable(f(&c["modulo_factor"]), 2)
         );
     }
     if let Some(s) = doc.get("stream") {
@@ -191,13 +288,7 @@ fn costs(doc: &Value) -> String {
 /// Redis Cluster: the slot moves, and how an operator applies them.
 fn slot_moves(plan: &Plan) -> String {
     let m = &plan.movement;
-    let mut out = String::from(
-        "\nslot moves (source, target, slots). For each slot S: on the target \
-         CLUSTER SETSLOT S IMPORTING <source-id>; on the source CLUSTER SETSLOT S MIGRATING \
-         <target-id>; MIGRATE its keys (CLUSTER GETKEYSINSLOT); then CLUSTER SETSLOT S NODE \
-         <target-id> on every master. redis-cli --cluster reshard --cluster-from <source-id> \
-         --cluster-to <target-id> --cluster-slots N moves as many slots but picks them itself.\n",
-    );
+    let mut out = format!("\nslot moves (source, target, slots). {SETSLOT_STEPS}\n");
     for r in &m.ranges {
         out += &format!(
             "{}\t{}\t{}\n",
