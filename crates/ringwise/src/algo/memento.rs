@@ -145,14 +145,20 @@ impl Memento {
         for (i, &b) in removed.iter().enumerate() {
             // The working size right after this removal, as `without_node`
             // records it.
-            memento.drop_bucket(b as usize, (total - i - 1) as u32);
+            if let Some(removal) = memento.take_bucket(b as usize, (total - i - 1) as u32) {
+                memento.removed.push(removal);
+            }
         }
+        // Filed in removal order, kept sorted by bucket: one sort rather
+        // than a sorted insertion each, which is O(m) apiece (a list in
+        // descending order would cost O(m²)).
+        memento.removed.sort_unstable_by_key(|r| r.bucket);
         Ok(memento)
     }
 
     /// The removed buckets a join has not taken back, in the order they
     /// were removed (the last is the next one [`Memento::with_node`]
-    /// restores). O(m) for m removals.
+    /// restores). O(m log m) for m removals (a search per step).
     pub fn removal_order(&self) -> Vec<u32> {
         let mut order = Vec::with_capacity(self.removed.len());
         let mut next = self.last_removed;
@@ -212,19 +218,28 @@ impl Memento {
     /// while nothing else is removed just shrinks the b-array (plain
     /// jump); any other is recorded with `working` as its replacer.
     fn drop_bucket(&mut self, b: usize, working: u32) {
+        if let Some(removal) = self.take_bucket(b, working) {
+            let i = self.position(removal.bucket).unwrap_or_else(|i| i);
+            self.removed.insert(i, removal);
+        }
+    }
+
+    /// Takes bucket `b` out of the b-array, `working` buckets left after,
+    /// and returns the record to file; the last bucket, with nothing
+    /// removed before it, is simply popped (nothing to record).
+    fn take_bucket(&mut self, b: usize, working: u32) -> Option<Removal> {
         if self.removed.is_empty() && b + 1 == self.buckets.len() {
             self.buckets.pop();
-            return;
+            return None;
         }
         let removal = Removal {
             bucket: b as u32,
             replacer: working,
             previous: self.last_removed,
         };
-        let i = self.position(removal.bucket).unwrap_or_else(|i| i);
-        self.removed.insert(i, removal);
         self.last_removed = Some(removal.bucket);
         self.buckets[b] = None;
+        Some(removal)
     }
 
     fn node_of(&self, bucket: u32) -> Option<NodeId> {
