@@ -56,10 +56,9 @@ mod updates;
 use fast_mod::{fast_mod, magic};
 
 use crate::Error;
-use crate::algo::jump::{check_unweighted, check_weight, replica_draws};
+use crate::algo::jump::{check_weight, replica_draws};
 use crate::algo::owners::Owners;
 use crate::algo::params::{Params, Registered};
-use crate::algo::removals::capacity_with_removed;
 use crate::hash::crc32c_u64;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -99,21 +98,14 @@ impl Anchor {
     /// `nodes` on buckets `0..n` of `capacity` (at least `n`). Every node
     /// must have weight 1 ([`Error::Unsupported`] otherwise).
     pub fn new(nodes: Vec<Node>, capacity: u32) -> Result<Self, Error> {
-        let table = NodeTable::new(nodes.iter().cloned())?;
-        check_unweighted("anchor", &table)?;
-        let capacity = (Params {
-            capacity,
-            ..Params::DEFAULT
-        })
-        .capacity_for("anchor", nodes.len())?;
-        let owners = Owners::new(&table, &nodes, capacity);
-        Ok(Self::fresh(table, owners, capacity, nodes.len() as u32))
+        Self::with_removed(nodes, capacity, &[])
     }
 
     /// The state of a build whose buckets `0..n` work: buckets `n..` are
     /// removed in order capacity-1 down to n, each when the working size
     /// was its own number: `A[b] = b`, `K[b] = b`.
-    fn fresh(nodes: NodeTable, owners: Owners, capacity: u32, n: u32) -> Self {
+    fn fresh(nodes: NodeTable, owners: Owners, n: u32) -> Self {
+        let capacity = owners.capacity();
         let cells = (0..capacity)
             .map(|b| Cell {
                 a: if b < n { 0 } else { b },
@@ -143,14 +135,10 @@ impl Anchor {
     /// ([`Error::InvalidLayout`]) and a capacity below the buckets in use.
     /// O(capacity + m log m).
     pub fn with_removed(nodes: Vec<Node>, capacity: u32, removed: &[u32]) -> Result<Self, Error> {
-        crate::algo::removals::validate(removed, nodes.len())?;
-        let table = NodeTable::new(nodes.iter().cloned())?;
-        check_unweighted("anchor", &table)?;
-        let capacity = capacity_with_removed("anchor", capacity, nodes.len(), removed.len())?;
-        let owners = Owners::with_holes(&table, &nodes, capacity, removed);
+        let (table, owners) = Owners::build("anchor", &nodes, capacity, removed)?;
         // Every bucket in use works, then the pending removals happen.
         let total = (nodes.len() + removed.len()) as u32;
-        let mut anchor = Self::fresh(table, owners, capacity, total);
+        let mut anchor = Self::fresh(table, owners, total);
         for &b in removed {
             anchor.remove_bucket(b);
         }

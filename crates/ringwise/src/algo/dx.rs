@@ -44,10 +44,9 @@ mod java_random;
 use java_random::JavaRandom;
 
 use crate::Error;
-use crate::algo::jump::{check_unweighted, check_weight, replica_draws};
+use crate::algo::jump::{check_weight, replica_draws};
 use crate::algo::owners::Owners;
 use crate::algo::params::{Params, Registered};
-use crate::algo::removals::capacity_with_removed;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
@@ -69,20 +68,7 @@ impl Dx {
     /// default). Every node must have weight 1 ([`Error::Unsupported`]
     /// otherwise).
     pub fn new(nodes: Vec<Node>, capacity: u32) -> Result<Self, Error> {
-        let table = NodeTable::new(nodes.iter().cloned())?;
-        check_unweighted("dx", &table)?;
-        let capacity = (Params {
-            capacity,
-            ..Params::DEFAULT
-        })
-        .capacity_for("dx", nodes.len())?;
-        let owners = Owners::new(&table, &nodes, capacity);
-        Ok(Dx {
-            nodes: table,
-            owners,
-            removed: Vec::new(),
-            size: nodes.len() as u32,
-        })
+        Self::with_removed(nodes, capacity, &[])
     }
 
     /// `nodes` in bucket order on the buckets of `0..nodes + removed` that
@@ -95,12 +81,9 @@ impl Dx {
     /// ([`Error::InvalidLayout`]) and a capacity below the buckets in use.
     /// O(capacity + m log m).
     pub fn with_removed(nodes: Vec<Node>, capacity: u32, removed: &[u32]) -> Result<Self, Error> {
-        crate::algo::removals::validate(removed, nodes.len())?;
-        let table = NodeTable::new(nodes.iter().cloned())?;
-        check_unweighted("dx", &table)?;
-        let capacity = capacity_with_removed("dx", capacity, nodes.len(), removed.len())?;
+        let (table, owners) = Owners::build("dx", &nodes, capacity, removed)?;
         let mut dx = Dx {
-            owners: Owners::with_holes(&table, &nodes, capacity, removed),
+            owners,
             nodes: table,
             removed: Vec::new(),
             size: (nodes.len() + removed.len()) as u32,

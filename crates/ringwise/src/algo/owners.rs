@@ -9,6 +9,9 @@
 //! after it: a node named between others shifts every later id by one.
 //! Cost: O(capacity) per join or leave; O(1) per lookup.
 
+use crate::Error;
+use crate::algo::jump::check_unweighted;
+use crate::algo::removals;
 use crate::node::{Node, NodeId, NodeTable};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,29 +21,32 @@ impl Owners {
     /// No node: the bucket is removed or never used.
     pub const NONE: NodeId = NodeId::MAX;
 
-    /// `nodes` (of `table`) on buckets `0..n` of `capacity`, in listed
-    /// order.
-    pub fn new(table: &NodeTable, nodes: &[Node], capacity: u32) -> Self {
+    /// The node table and bucket map of an `algorithm` (anchor, dx)
+    /// build: unweighted `nodes`, in listed order, on the buckets of
+    /// `0..nodes + removed` that `removed` leaves out (`algo/removals.rs`),
+    /// in a table of `capacity` buckets (0: the default for every bucket
+    /// in use). Checks, in this order: the removed list, the nodes, their
+    /// weights, the capacity. O(capacity + m log m) for m removals.
+    pub fn build(
+        algorithm: &'static str,
+        nodes: &[Node],
+        capacity: u32,
+        removed: &[u32],
+    ) -> Result<(NodeTable, Owners), Error> {
+        removals::validate(removed, nodes.len())?;
+        let table = NodeTable::new(nodes.iter().cloned())?;
+        check_unweighted(algorithm, &table)?;
+        let capacity =
+            removals::capacity_with_removed(algorithm, capacity, nodes.len(), removed.len())?;
         let mut owners = vec![Self::NONE; capacity as usize];
-        for (slot, node) in owners.iter_mut().zip(nodes) {
-            *slot = table.id(&node.name).unwrap_or(Self::NONE);
-        }
-        Owners(owners)
-    }
-
-    /// `nodes` (of `table`) on the buckets of `0..nodes + removed` that
-    /// `removed` leaves out, in listed order (`algo/removals.rs`).
-    pub fn with_holes(table: &NodeTable, nodes: &[Node], capacity: u32, removed: &[u32]) -> Self {
-        let total = nodes.len() + removed.len();
-        let mut owners = vec![Self::NONE; capacity as usize];
-        let mut nodes = nodes.iter();
-        let mask = crate::algo::removals::working_mask(removed, total);
+        let mut listed = nodes.iter();
+        let mask = removals::working_mask(removed, nodes.len() + removed.len());
         for (slot, works) in owners.iter_mut().zip(mask) {
-            if works && let Some(node) = nodes.next() {
+            if works && let Some(node) = listed.next() {
                 *slot = table.id(&node.name).unwrap_or(Self::NONE);
             }
         }
-        Owners(owners)
+        Ok((table, Owners(owners)))
     }
 
     /// The fixed number of buckets, working or not.

@@ -111,7 +111,9 @@ pub(crate) fn capacity_with_removed(
     removed: usize,
 ) -> Result<u32, Error> {
     let total = working.saturating_add(removed);
-    if capacity != 0 && removed > 0 && total > capacity as usize && working <= capacity as usize {
+    // Over `capacity` only with removals (`total` = `working` without):
+    // a capacity below the nodes alone is `capacity_for`'s own error.
+    if capacity != 0 && total > capacity as usize && working <= capacity as usize {
         return Err(Error::InvalidParameter {
             algorithm,
             parameter: "capacity",
