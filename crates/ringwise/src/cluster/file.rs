@@ -367,9 +367,6 @@ impl ClusterSpec {
                 Error::InvalidLayout {
                     node: Some(name), ..
                 } => given_span(&raw, name),
-                Error::InvalidLayout { node: None, .. } => {
-                    raw.removed.as_ref().map(|r| (r.span(), "removed"))
-                }
                 Error::Unsupported { operation, .. } if operation.starts_with("weigh node") => {
                     weight_span(&raw, operation)
                 }
@@ -439,7 +436,7 @@ impl ClusterSpec {
         // Each node's bucket, as a comment, when holes make it unobvious.
         let total = self.nodes.len() + self.removed.len();
         let mask = removals::working_mask(&self.removed, total);
-        let mut buckets = (0..total).filter(|&b| mask.get(b) == Some(&true));
+        let mut buckets = (0..total).filter(|&b| mask[b]);
         for node in self.join_order() {
             let _ = write!(out, "\n[[nodes]]\nname = {}", quoted(&node.name));
             match buckets.next() {
