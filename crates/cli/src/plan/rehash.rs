@@ -18,23 +18,11 @@ use anyhow::anyhow;
 use ringwise::{AnyPlacement, Flow, Keyed, Method, Movement, Placement, RingStats};
 
 use crate::Failure;
+use crate::inspect::shares;
 
 /// The most `(donor, receiver)` pairs listed: 10^6 (1,000 nodes on each
 /// side), a few tens of MB of output.
 pub const MAX_PAIRS: u64 = 1_000_000;
-
-/// Each node's share of the key space, by name, and the samples behind
-/// them (0: exact).
-fn shares(keyed: &Keyed<AnyPlacement>) -> (RingStats, u64) {
-    match keyed.placement().as_ring() {
-        Some(ring) => (ring.stats(), 0),
-        None => {
-            let placement = keyed.placement();
-            let samples = crate::inspect::sample_size(placement.algorithm(), placement.len());
-            (keyed.sampled_stats(samples), samples)
-        }
-    }
-}
 
 /// The expected movement of a rehash, on the node list and expected
 /// shares of `diff` (which knows every node of both sides).
