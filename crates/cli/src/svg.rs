@@ -753,7 +753,7 @@ pub fn plan(plan: &Plan) -> String {
     // A change of algorithm or parameters has no optimum to compare with.
     let (algorithm, optimum) = if plan.setup_changes {
         (
-            format!("{} -> {}", plan.from.algorithm, plan.to_algorithm),
+            plan.algorithm_change(),
             "a migration, no optimum".to_owned(),
         )
     } else {

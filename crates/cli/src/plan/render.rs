@@ -65,8 +65,8 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
     let mut doc = json!({
         "version": JSON_VERSION,
         "algorithm": plan.from.algorithm.name(), "hash": plan.from.params.hash.name(),
-        "algorithm_after": plan.to_algorithm.name(), "setup_changes": plan.setup_changes,
-        "hash_after": plan.hash_after.name(), "rehash": plan.rehash,
+        "algorithm_after": plan.to_algorithm().name(), "setup_changes": plan.setup_changes,
+        "hash_after": plan.hash_after().name(), "rehash": plan.rehash(),
         "nodes_before": n_old, "nodes_after": n_new,
         "method": method(&m.method), "exact": m.method.is_exact(),
         "moved": m.moved(), "optimum": comparable.then(|| m.optimum()),
