@@ -320,7 +320,7 @@ fn built(path: &Path, text: &str) -> Result<Read, Failure> {
 }
 
 /// The text of the cluster file at `path`: at most 64 MiB, UTF-8.
-pub fn read_text(path: &Path) -> Result<String, Failure> {
+fn read_text(path: &Path) -> Result<String, Failure> {
     text(path, read_bytes(path)?)
 }
 

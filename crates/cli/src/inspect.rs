@@ -86,10 +86,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             spec.params.hash
         );
     }
-    let stats = match ring {
-        Some(ring) => ring.stats(),
-        None => keyed.sampled_stats(sample_size(spec.algorithm, keyed.placement().len())),
-    };
+    let (stats, _) = shares(&keyed);
     let stats = match (args.replicas, ring) {
         (None, _) => stats,
         (Some(r), Some(ring)) => replicated(ring, r, args.zones, &stats)?,
@@ -273,12 +270,27 @@ const SAMPLE_WORK: u64 = 300_000_000;
 /// about `sqrt(N / keys)`, so 10,000 keys give ±10% at 100 nodes.
 const MIN_SAMPLE: u64 = 10_000;
 
+/// Each node's share of the key space and the samples behind it (0:
+/// exact): a ring's summed arcs, otherwise [`sample_size`] keys looked up.
+/// `inspect` and `plan`'s rehash pricing both read shares here, so the two
+/// always agree on a cluster.
+pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (RingStats, u64) {
+    let placement = keyed.placement();
+    match placement.as_ring() {
+        Some(ring) => (ring.stats(), 0),
+        None => {
+            let samples = sample_size(placement.algorithm(), placement.len());
+            (keyed.sampled_stats(samples), samples)
+        }
+    }
+}
+
 /// Keys sampled for `algorithm` over `nodes` nodes: [`SAMPLE`], except
 /// for rendezvous, whose lookups cost O(N): then `SAMPLE_WORK / N` keys,
 /// within `MIN_SAMPLE..=SAMPLE` (issue 13 item 7: 1,000,000 keys over
 /// 10,000 nodes took 58 s; now 30,000 keys), with a note of the
 /// standard error on stderr. O(keys · lookup).
-pub(crate) fn sample_size(algorithm: Algorithm, nodes: usize) -> u64 {
+fn sample_size(algorithm: Algorithm, nodes: usize) -> u64 {
     if algorithm != Algorithm::Rendezvous {
         return SAMPLE;
     }

@@ -145,17 +145,36 @@ pub struct Plan {
     /// The target spec, when it can be written.
     pub to: Result<ClusterSpec, ringwise::Error>,
     pub movement: Movement,
-    /// The target's algorithm (differs from `from`'s only with `--to`).
-    pub to_algorithm: Algorithm,
     /// Whether `--to` changes the algorithm or its parameters (key hash
     /// included): then the movement is a migration, and the optimum and
     /// `% N` comparisons, which assume one algorithm, do not apply.
     pub setup_changes: bool,
+}
+
+/// What `new` says about the target, read from it rather than kept beside
+/// it, so it cannot disagree with the placement and hash the plan used.
+impl Plan {
+    /// The target's algorithm (differs from `from`'s only with `--to`).
+    pub fn to_algorithm(&self) -> Algorithm {
+        self.new.placement().algorithm()
+    }
+
+    /// The key hash after the change (`from`'s unless `--to` changes it).
+    pub fn hash_after(&self) -> ringwise::StableHash {
+        *self.new.hasher()
+    }
+
     /// Whether `--to` changes the key hash (or its secret): every key is
     /// rehashed, and the movement is the expectation of `plan/rehash.rs`.
-    pub rehash: bool,
-    /// The key hash after the change (`from`'s unless `--to` changes it).
-    pub hash_after: ringwise::StableHash,
+    pub fn rehash(&self) -> bool {
+        self.hash_after() != self.from.params.hash
+    }
+
+    /// `from -> to`: the algorithms of a migration, as the text and the
+    /// picture name them (each caller decides when it applies).
+    pub fn algorithm_change(&self) -> String {
+        format!("{} -> {}", self.from.algorithm, self.to_algorithm())
+    }
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -234,7 +253,6 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
         )));
     }
     let movement = diff(old.placement(), &new);
-    let to_algorithm = new.algorithm();
     let setup_changes = args.to.is_some() && matches!(&to, Ok(spec) if !same_setup(&from, spec));
     // Keys hash as each side says: as --from does unless --to changes the
     // key hash (a new secret, another hash), which rehashes every key.
@@ -254,10 +272,7 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
         new,
         to,
         movement,
-        to_algorithm,
         setup_changes,
-        rehash,
-        hash_after: hash,
     })
 }
 

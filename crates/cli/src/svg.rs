@@ -191,6 +191,12 @@ const SECTORS: u64 = 720;
 /// Owners drawn per sector of an aggregated ring; the rest go in grey.
 const SECTOR_OWNERS: usize = 12;
 
+/// The hash space's positions, 2^64: one whole turn of the ring.
+const TURN: u128 = 1 << 64;
+
+/// The positions in each of the [`SECTORS`] sectors.
+const SECTOR_LEN: u128 = TURN / SECTORS as u128;
+
 /// Merged arcs of `ring` (as [`arcs`] counts them), without holding them.
 fn arc_count(ring: &dyn RingView) -> usize {
     let mut count = 0;
@@ -210,14 +216,57 @@ type Part = (u64, usize, u128);
 /// Cuts the positions `start..end` (`end` at most 2^64) held by `group`
 /// at the ends of the [`SECTORS`] sectors, into `parts`.
 fn cut(parts: &mut Vec<Part>, start: u128, end: u128, group: usize) {
-    let sector_len = (1u128 << 64) / u128::from(SECTORS);
     let mut at = start;
     while at < end {
-        let sector = at / sector_len;
-        let stop = ((sector + 1) * sector_len).min(end);
+        let sector = at / SECTOR_LEN;
+        let stop = ((sector + 1) * SECTOR_LEN).min(end);
         parts.push((sector as u64, group, stop - at));
         at = stop;
     }
+}
+
+/// Calls `draw(sector, stack)` for each sector, in order, that the arcs
+/// reach. An arc `(start, end, group)` holds the positions `start..end`,
+/// or, when `end <= start`, wraps past the top (`start..2^64`, then
+/// `0..end`: a lone point's arc is the whole turn). A sector's stack is
+/// each group's positions in it, most first (ties: the lower group). Both
+/// aggregated pictures, the ring's owners and a plan's receivers, are
+/// stacked here, so they cut and sum alike. O(A log A) for A pieces of
+/// arcs, O(A) transient memory.
+fn stack_sectors(
+    arcs: impl IntoIterator<Item = (u128, u128, usize)>,
+    mut draw: impl FnMut(u64, &[(u128, usize)]),
+) {
+    let mut parts: Vec<Part> = Vec::new();
+    for (start, end, group) in arcs {
+        if start < end {
+            cut(&mut parts, start, end, group);
+        } else {
+            cut(&mut parts, start, TURN, group);
+            cut(&mut parts, 0, end, group);
+        }
+    }
+    parts.sort_unstable_by_key(|&(sector, group, _)| (sector, group));
+    let mut stack: Vec<(u128, usize)> = Vec::new();
+    for same in parts.chunk_by(|a, b| a.0 == b.0) {
+        stack.clear();
+        for &(_, group, len) in same {
+            match stack.last_mut() {
+                Some(last) if last.1 == group => last.0 += len,
+                _ => stack.push((len, group)),
+            }
+        }
+        stack.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        draw(same[0].0, &stack);
+    }
+}
+
+/// The first and last hash positions of `sector`, as [`arc`] takes them
+/// (the last sector ends at 2^64 - 1, the top).
+fn sector_span(sector: u64) -> (u64, u64) {
+    let sector = u128::from(sector);
+    let end = ((sector + 1) * SECTOR_LEN).min(TURN - 1);
+    ((sector * SECTOR_LEN) as u64, end as u64)
 }
 
 /// The ring in [`SECTORS`] equal sectors, each a stack from the inside out
@@ -233,44 +282,15 @@ fn sectors(
     radius: f64,
     width: f64,
 ) {
-    const TURN: u128 = 1 << 64;
-    let sector_len = TURN / u128::from(SECTORS);
-    let mut parts: Vec<Part> = Vec::new();
-    let mut add = |start: u128, end: u128, g: usize| cut(&mut parts, start, end, g);
-    let last = ring.points().last().map_or(0, |(p, _)| p);
-    let mut prev = u128::from(last);
-    for (point, id) in ring.points() {
-        let (p, g) = (u128::from(point), group(id));
-        match prev < p {
-            true => add(prev, p, g),
-            // The arc that wraps past the top (and a lone point's whole turn).
-            false => {
-                add(prev, TURN, g);
-                add(0, p, g);
-            }
-        }
-        prev = p;
-    }
-    parts.sort_unstable_by_key(|&(sector, g, _)| (sector, g));
-    let mut owners: Vec<(u128, usize)> = Vec::new();
-    let mut i = 0;
-    while i < parts.len() {
-        let sector = parts[i].0;
-        owners.clear();
-        while i < parts.len() && parts[i].0 == sector {
-            let (_, g, len) = parts[i];
-            match owners.last_mut() {
-                Some(o) if o.1 == g => o.0 += len,
-                _ => owners.push((len, g)),
-            }
-            i += 1;
-        }
-        owners.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // Arc i is (p[i-1], p[i]], the first one wrapping from the last point.
+    let mut prev = u128::from(ring.points().last().map_or(0, |(p, _)| p));
+    let arcs = ring.points().map(|(point, id)| {
+        let start = std::mem::replace(&mut prev, u128::from(point));
+        (start, prev, group(id))
+    });
+    stack_sectors(arcs, |sector, owners| {
         let total: u128 = owners.iter().map(|o| o.0).sum();
-        let (start, end) = (
-            (u128::from(sector) * sector_len) as u64,
-            ((u128::from(sector) + 1) * sector_len).min(TURN - 1) as u64,
-        );
+        let (start, end) = sector_span(sector);
         let mut inner = radius - width / 2.0;
         let rest: u128 = owners.iter().skip(SECTOR_OWNERS).map(|o| o.0).sum();
         let drawn = owners
@@ -283,7 +303,7 @@ fn sectors(
             arc(out, start, end, inner + thick / 2.0, thick, &c);
             inner += thick;
         }
-    }
+    });
 }
 
 /// The moved ranges of a plan with more than [`MAX_ARCS`] of them (a
@@ -293,48 +313,21 @@ fn sectors(
 /// sector nothing moved in stays grey. O(R log R) time for R ranges,
 /// O(SECTORS · receivers) elements.
 fn moved_sectors(out: &mut String, ranges: &[MovedRange], n: usize, radius: f64, width: f64) {
-    const TURN: u128 = 1 << 64;
-    let sector_len = TURN / u128::from(SECTORS);
-    // Each range cut at sector ends. A range is (start, end]: positions
-    // start+1 ..= end, wrapping past the top when end <= start.
-    let mut parts: Vec<Part> = Vec::new();
-    for r in ranges {
-        let (start, end, to) = (
-            u128::from(r.start) + 1,
-            u128::from(r.end) + 1,
-            r.to as usize,
-        );
-        if r.start < r.end {
-            cut(&mut parts, start, end, to);
-        } else {
-            cut(&mut parts, start, TURN, to);
-            cut(&mut parts, 0, end, to);
-        }
-    }
-    parts.sort_unstable_by_key(|&(sector, receiver, _)| (sector, receiver));
-    let mut receivers: Vec<(u128, usize)> = Vec::new();
-    for group in parts.chunk_by(|a, b| a.0 == b.0) {
-        receivers.clear();
-        for &(_, receiver, len) in group {
-            match receivers.last_mut() {
-                Some(last) if last.1 == receiver => last.0 += len,
-                _ => receivers.push((len, receiver)),
-            }
-        }
-        receivers.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        let sector = u128::from(group[0].0);
-        let (start, end) = (
-            (sector * sector_len) as u64,
-            ((sector + 1) * sector_len).min(TURN - 1) as u64,
-        );
+    // A range is (start, end]: positions start+1 ..= end.
+    let arcs = ranges.iter().map(|r| {
+        let (start, end) = (u128::from(r.start) + 1, u128::from(r.end) + 1);
+        (start, end, r.to as usize)
+    });
+    stack_sectors(arcs, |sector, receivers| {
+        let (start, end) = sector_span(sector);
         let mut inner = radius - width / 2.0;
-        for &(len, receiver) in &receivers {
-            let thick = (width * len as f64 / sector_len as f64).min(width);
+        for &(len, receiver) in receivers {
+            let thick = (width * len as f64 / SECTOR_LEN as f64).min(width);
             let c = colour(receiver, n);
             arc(out, start, end, inner + thick / 2.0, thick, &c);
             inner += thick;
         }
-    }
+    });
 }
 
 /// The circle of `ring`: arcs, ticks, zones.
@@ -760,7 +753,7 @@ pub fn plan(plan: &Plan) -> String {
     // A change of algorithm or parameters has no optimum to compare with.
     let (algorithm, optimum) = if plan.setup_changes {
         (
-            format!("{} -> {}", plan.from.algorithm, plan.to_algorithm),
+            plan.algorithm_change(),
             "a migration, no optimum".to_owned(),
         )
     } else {

@@ -437,16 +437,25 @@ impl Config {
         ))
     }
 
-    /// Lookups of keys over the whole run: every pass over the keys (the
-    /// progress bar's units), in u128 so no option can overflow it.
+    /// Lookups of keys over the whole run, in u128 so no option can
+    /// overflow it: the passes the progress bar counts, and the weights
+    /// experiment's, which it does not.
     pub(crate) fn key_passes(&self) -> u128 {
+        let weights = match self.wants(Experiment::Weights) {
+            true => u128::from(self.keys) * self.weight_vnodes.len() as u128,
+            false => 0,
+        };
+        self.progress_passes() + weights
+    }
+
+    /// The passes over the keys that report progress (the progress bar's
+    /// units): both the budget ([`Config::key_passes`]) and the bar count
+    /// them here, so the two cannot drift apart.
+    pub(crate) fn progress_passes(&self) -> u128 {
         let keys = u128::from(self.keys);
         let mut total = keys * 2 + self.seed_passes();
         if self.wants(Experiment::Failure) {
             total += keys * 2 * self.failure_vnodes.len() as u128;
-        }
-        if self.wants(Experiment::Weights) {
-            total += keys * self.weight_vnodes.len() as u128;
         }
         total + u128::from(self.rendezvous_keys.min(self.keys))
     }

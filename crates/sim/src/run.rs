@@ -163,16 +163,9 @@ fn unless_unsupported<T>(
     }
 }
 
-/// The units [`Progress`] will count: every pass over the keys.
+/// The units [`Progress`] will count: every pass over the keys that
+/// reports progress ([`Config::progress_passes`]). A validated config is
+/// within `MAX_WORK`, far below `u64::MAX`; saturating is only a guard.
 fn total_units(config: &Config) -> u64 {
-    let mut total = config.keys * 2;
-    if config.wants(Experiment::Seeds) {
-        total += u64::from(config.seeds)
-            * config.vnodes.len() as u64
-            * config.seed_keys.min(config.keys);
-    }
-    if config.wants(Experiment::Failure) {
-        total += config.keys * 2 * config.failure_vnodes.len() as u64;
-    }
-    total + config.rendezvous_keys.min(config.keys)
+    u64::try_from(config.progress_passes()).unwrap_or(u64::MAX)
 }

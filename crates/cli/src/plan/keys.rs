@@ -82,9 +82,7 @@ const MAX_LINE_BYTES: usize = MAX_KEY_BYTES + 64;
 fn parse(line: &[u8], number: usize, sized: &mut bool) -> anyhow::Result<(Vec<u8>, f64)> {
     let Some(tab) = line.iter().rposition(|&b| b == b'\t') else {
         if line.len() > MAX_KEY_BYTES {
-            return Err(anyhow!(
-                "line {number}: a key is at most {MAX_KEY_BYTES} bytes (1 MiB)"
-            ));
+            return Err(key_too_long(number));
         }
         return Ok((line.to_vec(), 0.0));
     };
@@ -92,12 +90,16 @@ fn parse(line: &[u8], number: usize, sized: &mut bool) -> anyhow::Result<(Vec<u8
     let bytes = ringwise_sim::cost::parse_size(&text)
         .map_err(|e| anyhow!("line {number}: after the tab comes the key's size in bytes: {e}"))?;
     if tab > MAX_KEY_BYTES {
-        return Err(anyhow!(
-            "line {number}: a key is at most {MAX_KEY_BYTES} bytes (1 MiB)"
-        ));
+        return Err(key_too_long(number));
     }
     *sized = true;
     Ok((line[..tab].to_vec(), bytes))
+}
+
+/// A key over [`MAX_KEY_BYTES`] on line `number`, with or without a size
+/// after it: one message for both.
+fn key_too_long(number: usize) -> anyhow::Error {
+    anyhow!("line {number}: a key is at most {MAX_KEY_BYTES} bytes (1 MiB)")
 }
 
 fn resolve(block: &[(Vec<u8>, f64)], plan: &Plan, tally: &mut KeyTally) {

@@ -18,23 +18,11 @@ use anyhow::anyhow;
 use ringwise::{AnyPlacement, Flow, Keyed, Method, Movement, Placement, RingStats};
 
 use crate::Failure;
+use crate::inspect::shares;
 
 /// The most `(donor, receiver)` pairs listed: 10^6 (1,000 nodes on each
 /// side), a few tens of MB of output.
 pub const MAX_PAIRS: u64 = 1_000_000;
-
-/// Each node's share of the key space, by name, and the samples behind
-/// them (0: exact).
-fn shares(keyed: &Keyed<AnyPlacement>) -> (RingStats, u64) {
-    match keyed.placement().as_ring() {
-        Some(ring) => (ring.stats(), 0),
-        None => {
-            let placement = keyed.placement();
-            let samples = crate::inspect::sample_size(placement.algorithm(), placement.len());
-            (keyed.sampled_stats(samples), samples)
-        }
-    }
-}
 
 /// The expected movement of a rehash, on the node list and expected
 /// shares of `diff` (which knows every node of both sides).
@@ -52,7 +40,9 @@ pub fn movement(
     let names = &diff.nodes;
     let p_old: Vec<f64> = names.iter().map(|n| share(&before, n)).collect();
     let p_new: Vec<f64> = names.iter().map(|n| share(&after, n)).collect();
-    let stay: f64 = p_old.iter().zip(&p_new).map(|(a, b)| a * b).sum();
+    // From +0.0, not sum()'s -0.0: no nodes sum to 0, as
+    // `Movement::moved` sums its flows.
+    let stay = p_old.iter().zip(&p_new).fold(0.0, |s, (a, b)| s + a * b);
     let moved = (1.0 - stay).max(0.0);
     if pairs > MAX_PAIRS {
         return Err(Failure::usage(anyhow!(
@@ -100,11 +90,9 @@ fn method(moved: f64, p_old: &[f64], p_new: &[f64], s_old: u64, s_new: u64) -> M
             p * (1.0 - p) / s as f64
         }
     };
-    let variance: f64 = p_old
-        .iter()
-        .zip(p_new)
-        .map(|(&a, &b)| b * b * var(a, s_old) + a * a * var(b, s_new))
-        .sum();
+    // From +0.0 like `stay`: no nodes give a variance of 0, not -0.
+    let term = |(&a, &b): (&f64, &f64)| b * b * var(a, s_old) + a * a * var(b, s_new);
+    let variance = p_old.iter().zip(p_new).fold(0.0, |s, pair| s + term(pair));
     let half = 1.96 * variance.sqrt();
     Method::Sampled {
         samples: s_old.max(s_new),

@@ -8,6 +8,7 @@
 //! `slots`, token ranges for `cassandra`, in the peer's width), and the
 //! moved keys with `--keys`.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 
 use ringwise::{Algorithm, Method, MovedRange, Movement, Placement, Width};
@@ -64,8 +65,8 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
     let mut doc = json!({
         "version": JSON_VERSION,
         "algorithm": plan.from.algorithm.name(), "hash": plan.from.params.hash.name(),
-        "algorithm_after": plan.to_algorithm.name(), "setup_changes": plan.setup_changes,
-        "hash_after": plan.hash_after.name(), "rehash": plan.rehash,
+        "algorithm_after": plan.to_algorithm().name(), "setup_changes": plan.setup_changes,
+        "hash_after": plan.hash_after().name(), "rehash": plan.rehash(),
         "nodes_before": n_old, "nodes_after": n_new,
         "method": method(&m.method), "exact": m.method.is_exact(),
         "moved": m.moved(), "optimum": comparable.then(|| m.optimum()),
@@ -121,19 +122,33 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
 /// `--keys`: each flow gains the keys that took it and, when the file gave
 /// sizes, their real bytes (`key_bytes`, next to `bytes`, the total spread
 /// like the hashes); a pair only the keys took (a sampled diff can miss a
-/// rare one) is added with no fraction.
+/// rare one) is added with no fraction. The pairs found are remembered, so
+/// this is O((F + K) log K) for F flows and K key pairs, not O(F · K): a
+/// rehash lists up to 10^6 flows.
 fn key_flows(flows: &mut Vec<Value>, k: &KeyTally) {
+    let mut found: BTreeSet<&(String, String)> = BTreeSet::new();
     for f in flows.iter_mut() {
+        let (from, to) = (f["from"].as_str(), f["to"].as_str());
         let pair = (
-            f["from"].as_str().unwrap_or_default().to_owned(),
-            f["to"].as_str().unwrap_or_default().to_owned(),
+            from.unwrap_or_default().to_owned(),
+            to.unwrap_or_default().to_owned(),
         );
-        let (n, b) = k.flows.get(&pair).copied().unwrap_or((0, 0.0));
+        let (n, b) = match k.flows.get_key_value(&pair) {
+            Some((key, &counts)) => {
+                // Only a flow with both names matches a key pair (a name
+                // missing from the JSON is not the name "").
+                if from.is_some() && to.is_some() {
+                    found.insert(key);
+                }
+                counts
+            }
+            None => (0, 0.0),
+        };
         f["keys"] = n.into();
         f["key_bytes"] = json!(k.sized.then_some(b));
     }
-    for ((from, to), (n, b)) in &k.flows {
-        if !flows.iter().any(|f| f["from"] == *from && f["to"] == *to) {
+    for (pair @ (from, to), (n, b)) in &k.flows {
+        if !found.contains(pair) {
             flows.push(json!({
                 "from": from, "to": to, "fraction": null, "bytes": null,
                 "keys": n, "key_bytes": k.sized.then_some(*b),
@@ -381,5 +396,39 @@ pub fn method_words(m: &Movement) -> String {
             percent(high)
         ),
         _ => "computed".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pair some flow has is annotated in place; a pair only the keys
+    /// took is appended after the flows, in key-pair order, with no
+    /// fraction.
+    #[test]
+    fn key_flows_annotates_then_appends_the_pairs_no_flow_has() {
+        let mut flows = vec![
+            json!({"from": "a", "to": "b", "fraction": 0.25}),
+            json!({"from": "b", "to": "c", "fraction": 0.5}),
+        ];
+        let mut k = KeyTally {
+            sized: true,
+            ..KeyTally::default()
+        };
+        for (from, to, n) in [("c", "a", 1), ("a", "b", 2), ("a", "c", 3)] {
+            let pair = (from.to_owned(), to.to_owned());
+            k.flows.insert(pair, (n, f64::from(n as u32) * 10.0));
+        }
+        key_flows(&mut flows, &k);
+        let keys: Vec<_> = flows.iter().map(|f| f["keys"].clone()).collect();
+        assert_eq!(keys, [json!(2), json!(0), json!(3), json!(1)]);
+        assert_eq!(
+            flows[2],
+            json!({"from": "a", "to": "c", "fraction": null,
+            "bytes": null, "keys": 3, "key_bytes": 30.0})
+        );
+        assert_eq!(flows[3]["from"], "c");
+        assert_eq!(flows[1]["key_bytes"], 0.0);
     }
 }

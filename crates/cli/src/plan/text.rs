@@ -47,13 +47,13 @@ pub fn write(out: &mut impl Write, plan: &Plan, doc: &Value) -> io::Result<()> {
 fn summary(plan: &Plan, doc: &Value) -> String {
     let m = &plan.movement;
     let f = |v: &Value| v.as_f64().unwrap_or(0.0);
-    let algorithm = if plan.to_algorithm == plan.from.algorithm {
+    let algorithm = if plan.to_algorithm() == plan.from.algorithm {
         plan.from.algorithm.to_string()
     } else {
-        format!("{} -> {}", plan.from.algorithm, plan.to_algorithm)
+        plan.algorithm_change()
     };
-    let hash = match plan.rehash {
-        true => super::hash_change(plan.from.params.hash, plan.hash_after),
+    let hash = match plan.rehash() {
+        true => super::hash_change(plan.from.params.hash, plan.hash_after()),
         false => plan.from.params.hash.to_string(),
     };
     let mut out = format!(
@@ -62,7 +62,7 @@ fn summary(plan: &Plan, doc: &Value) -> String {
         doc["nodes_after"],
         changes(plan)
     );
-    if plan.rehash {
+    if plan.rehash() {
         out += &format!(
             "moved: every key is rehashed: {} of the key space is expected to change owner \
              (1 - sum over nodes of p_old * p_new, the flows p_old(a) * p_new(b); {}); the key \
@@ -123,9 +123,9 @@ fn rehash_words(m: &ringwise::Movement) -> String {
 fn comparisons(plan: &Plan, doc: &Value) -> String {
     if plan.setup_changes {
         return format!(
-            "the algorithm or its parameters change ({} -> {}): a migration, so the \
+            "the algorithm or its parameters change ({}): a migration, so the \
              optimum and hash % N comparisons do not apply",
-            plan.from.algorithm, plan.to_algorithm
+            plan.algorithm_change()
         );
     }
     let f = |v: &Value| v.as_f64().unwrap_or(0.0);
