@@ -236,7 +236,9 @@ impl Shared {
             self.note_error(Some(reason));
             if !compacted {
                 // The endpoint may be the cause (dead, cut off, without a
-                // leader): list and watch again through the next one.
+                // leader): list and watch again through the next one. A
+                // retry that gave up has moved on already; this is then a
+                // no-op.
                 self.connection.abandon(&mut link);
             }
             // List again until it works.
