@@ -469,11 +469,7 @@ fn nodes_join_etcd_with_allocated_points() {
 fn lookup_passes_over_a_dead_endpoint_listed_first() {
     let etcd = Etcd::single();
     let live = etcd.endpoints();
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a loopback port")
-        .port();
-    let endpoints = format!("http://127.0.0.1:{closed},{live}");
+    let endpoints = format!("http://127.0.0.1:{},{live}", server::free_port());
     let _a = join(&live, "a", "10");
     let (_watcher, lines) = watch(&live);
     until(&lines, Duration::from_secs(10), |m| m == ["a"]);

@@ -20,6 +20,14 @@ use std::time::{Duration, Instant};
 )]
 mod process;
 
+/// A loopback port free a moment ago; nothing listens on it, so
+/// connecting is refused (a dead endpoint for the failover tests).
+#[allow(
+    unused_imports,
+    reason = "the bench and cachebench's tests include this file without it"
+)]
+pub use process::free_port;
+
 const HINT: &str = "run scripts/install-test-deps (Debian package etcd-server)";
 
 /// One etcd member.
