@@ -531,6 +531,16 @@ fn issue13_plan_allocate_reads_from_through_the_cluster_file_cap() {
     };
     let fifo = fifo.to_str().expect("utf-8");
     let out = under_1_gib(&["plan", "--from", fifo, "--add", "x", "--allocate", "16"]);
+    // A plan that never opened the FIFO leaves the writer blocked in its
+    // open: a reader of our own wakes it, and closing that reader at once
+    // ends its writes (EPIPE). Read and write, so that this open itself
+    // never waits for a writer (Linux); harmless once plan has read.
+    drop(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(fifo),
+    );
     let written = writer.join().expect("the writer");
     assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
     assert!(stderr(&out).contains("at most 64 MiB"), "{}", stderr(&out));
