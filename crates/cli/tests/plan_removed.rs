@@ -8,15 +8,7 @@
 use ringwise::{AnyPlacement, ClusterSpec, DEFAULT_SAMPLES, Method, Node, Placement, diff};
 use serde_json::Value;
 
-use crate::support::{TempDir, assert_success, ringwise, stderr, stdout};
-
-fn cluster(algorithm: &str, nodes: usize) -> String {
-    let mut text = format!("algorithm = \"{algorithm}\"\n");
-    for i in 0..nodes {
-        text += &format!("\n[[nodes]]\nname = \"node-{i}\"\n");
-    }
-    text
-}
+use crate::support::{TempDir, assert_success, cluster, names, ringwise, stderr, stdout};
 
 /// One step of a history: `--remove NAME` or `--add NAME`.
 const STEPS: [(&str, &str); 8] = [
@@ -66,7 +58,7 @@ fn apply(placement: &AnyPlacement, (flag, name): (&str, &str)) -> AnyPlacement {
 fn plan_from_a_written_cluster_with_removed_buckets_moves_what_memory_moves() {
     let dir = TempDir::create("plan-removed");
     for algorithm in ["memento", "anchor", "dx"] {
-        let text = cluster(algorithm, 6);
+        let text = cluster(algorithm, &names(6));
         let mut current = dir.write(&format!("{algorithm}-0.toml"), &text);
         let spec = ClusterSpec::from_toml(&text).expect("valid");
         let mut live = spec.build().expect("builds").placement().clone();
@@ -128,7 +120,7 @@ fn plan_from_a_written_cluster_with_removed_buckets_moves_what_memory_moves() {
     // A removed list on a ring file is refused on its line (exit 65).
     let ring = dir.write(
         "ring.toml",
-        &format!("removed = [0]\n{}", cluster("ring", 2)),
+        &format!("removed = [0]\n{}", cluster("ring", &names(2))),
     );
     let out = ringwise(&["plan", "--from", &ring, "--add", "x"], b"");
     assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
@@ -141,7 +133,7 @@ fn plan_from_a_written_cluster_with_removed_buckets_moves_what_memory_moves() {
     // (exit 2, naming it), not the file.
     let memento = dir.write(
         "memento.toml",
-        &format!("removed = [0]\n{}", cluster("memento", 2)),
+        &format!("removed = [0]\n{}", cluster("memento", &names(2))),
     );
     let out = ringwise(
         &["lookup", "--cluster", &memento, "--algo", "ring", "k"],
