@@ -57,23 +57,14 @@ impl Process {
     /// Runs `ringwise ARGS` to its end, killed (and the test failed) if it
     /// is still running after `limit`; its exit status and stderr.
     fn run(args: &[&str], limit: Duration) -> (std::process::ExitStatus, String) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ringwise"))
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("ringwise runs");
-        let mut err = child.stderr.take().expect("piped stderr");
-        let mut process = Process(child);
-        let reader = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = err.read_to_string(&mut text);
-            text
-        });
+        // `_out` is held to the end: its reader drains stdout, which must
+        // stay open while ringwise may write.
+        let (mut process, _out, err) = Process::start_logged(args);
         let status = process.wait(limit);
         drop(process);
-        let text = reader.join().unwrap_or_default();
+        // Ends once the killed or exited process's stderr is closed.
+        let text: Vec<String> = err.iter().map(|(_, line)| line).collect();
+        let text = text.join("\n");
         let status =
             status.unwrap_or_else(|| panic!("ringwise {args:?} still ran after {limit:?}; {text}"));
         (status, text)
@@ -469,11 +460,7 @@ fn nodes_join_etcd_with_allocated_points() {
 fn lookup_passes_over_a_dead_endpoint_listed_first() {
     let etcd = Etcd::single();
     let live = etcd.endpoints();
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a loopback port")
-        .port();
-    let endpoints = format!("http://127.0.0.1:{closed},{live}");
+    let endpoints = format!("http://127.0.0.1:{},{live}", server::free_port());
     let _a = join(&live, "a", "10");
     let (_watcher, lines) = watch(&live);
     until(&lines, Duration::from_secs(10), |m| m == ["a"]);

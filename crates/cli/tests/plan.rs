@@ -5,23 +5,11 @@
 
 use serde_json::Value;
 
-use crate::support::{TempDir, assert_success, ringwise, stderr, stdout};
+use crate::support::{TempDir, assert_success, cluster, names, ringwise, stderr, stdout};
 
 #[path = "../../ringwise/tests/support/ownership.rs"]
 mod ownership;
 use ownership::{Ownership, canonical, stream};
-
-fn cluster(algorithm: &str, names: &[String]) -> String {
-    let mut text = format!("algorithm = \"{algorithm}\"\n");
-    for n in names {
-        text += &format!("\n[[nodes]]\nname = \"{n}\"\n");
-    }
-    text
-}
-
-fn names(n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("node-{i}")).collect()
-}
 
 fn json(args: &[&str]) -> Value {
     let out = ringwise(&[&["plan", "--format", "json"], args].concat(), b"");

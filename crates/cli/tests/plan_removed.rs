@@ -8,15 +8,7 @@
 use ringwise::{AnyPlacement, ClusterSpec, DEFAULT_SAMPLES, Method, Node, Placement, diff};
 use serde_json::Value;
 
-use crate::support::{TempDir, assert_success, ringwise, stderr, stdout};
-
-fn cluster(algorithm: &str, nodes: usize) -> String {
-    let mut text = format!("algorithm = \"{algorithm}\"\n");
-    for i in 0..nodes {
-        text += &format!("\n[[nodes]]\nname = \"node-{i}\"\n");
-    }
-    text
-}
+use crate::support::{TempDir, assert_success, cluster, names, ringwise, stderr, stdout};
 
 /// One step of a history: `--remove NAME` or `--add NAME`.
 const STEPS: [(&str, &str); 8] = [
@@ -32,26 +24,9 @@ const STEPS: [(&str, &str); 8] = [
 
 /// A sampled fraction as the number of the 2^20 sampled hashes it counts:
 /// exact, where serde_json's float parsing may miss the last digit.
-fn hits(fraction: &dyn Fraction) -> u64 {
-    let f = fraction.value();
+fn hits(f: f64) -> u64 {
     assert!(f.is_finite(), "a fraction: {f}");
     (f * DEFAULT_SAMPLES as f64).round() as u64
-}
-
-trait Fraction {
-    fn value(&self) -> f64;
-}
-
-impl Fraction for f64 {
-    fn value(&self) -> f64 {
-        *self
-    }
-}
-
-impl Fraction for Value {
-    fn value(&self) -> f64 {
-        self.as_f64().unwrap_or(f64::NAN)
-    }
 }
 
 fn apply(placement: &AnyPlacement, (flag, name): (&str, &str)) -> AnyPlacement {
@@ -66,7 +41,7 @@ fn apply(placement: &AnyPlacement, (flag, name): (&str, &str)) -> AnyPlacement {
 fn plan_from_a_written_cluster_with_removed_buckets_moves_what_memory_moves() {
     let dir = TempDir::create("plan-removed");
     for algorithm in ["memento", "anchor", "dx"] {
-        let text = cluster(algorithm, 6);
+        let text = cluster(algorithm, &names(6));
         let mut current = dir.write(&format!("{algorithm}-0.toml"), &text);
         let spec = ClusterSpec::from_toml(&text).expect("valid");
         let mut live = spec.build().expect("builds").placement().clone();
@@ -86,13 +61,21 @@ fn plan_from_a_written_cluster_with_removed_buckets_moves_what_memory_moves() {
                 matches!(movement.method, Method::Sampled { .. }),
                 "{context}"
             );
-            assert_eq!(hits(&doc["moved"]), hits(&movement.moved()), "{context}");
+            assert_eq!(
+                hits(doc["moved"].as_f64().expect("moved")),
+                hits(movement.moved()),
+                "{context}"
+            );
             let flows = doc["flows"].as_array().expect("flows");
             assert_eq!(flows.len(), movement.flows.len(), "{context}");
             for (json, flow) in flows.iter().zip(&movement.flows) {
                 assert_eq!(json["from"], movement.name(flow.from), "{context}");
                 assert_eq!(json["to"], movement.name(flow.to), "{context}");
-                assert_eq!(hits(&json["fraction"]), hits(&flow.fraction), "{context}");
+                assert_eq!(
+                    hits(json["fraction"].as_f64().expect("a fraction")),
+                    hits(flow.fraction),
+                    "{context}"
+                );
                 let moved_through = if flag == "--remove" {
                     &json["from"]
                 } else {
@@ -128,7 +111,7 @@ fn plan_from_a_written_cluster_with_removed_buckets_moves_what_memory_moves() {
     // A removed list on a ring file is refused on its line (exit 65).
     let ring = dir.write(
         "ring.toml",
-        &format!("removed = [0]\n{}", cluster("ring", 2)),
+        &format!("removed = [0]\n{}", cluster("ring", &names(2))),
     );
     let out = ringwise(&["plan", "--from", &ring, "--add", "x"], b"");
     assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
@@ -141,7 +124,7 @@ fn plan_from_a_written_cluster_with_removed_buckets_moves_what_memory_moves() {
     // (exit 2, naming it), not the file.
     let memento = dir.write(
         "memento.toml",
-        &format!("removed = [0]\n{}", cluster("memento", 2)),
+        &format!("removed = [0]\n{}", cluster("memento", &names(2))),
     );
     let out = ringwise(
         &["lookup", "--cluster", &memento, "--algo", "ring", "k"],

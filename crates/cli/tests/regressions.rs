@@ -9,14 +9,14 @@ use crate::support::{TempDir, assert_success, ringwise, stderr, stdout};
 /// with every node.
 #[test]
 fn issue13_4_replicas_reserve_at_most_the_nodes() {
-    let bin = env!("CARGO_BIN_EXE_ringwise");
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v 1048576 && exec '{bin}' lookup --nodes a,b,c --replicas 4294967295 k"
-        ))
-        .output()
-        .expect("sh runs");
+    let out = under_1_gib(&[
+        "lookup",
+        "--nodes",
+        "a,b,c",
+        "--replicas",
+        "4294967295",
+        "k",
+    ]);
     assert_success(&out);
     let line = stdout(&out);
     let (_, nodes) = line.trim_end().split_once('\t').expect("KEY<TAB>NODES");
@@ -204,15 +204,16 @@ fn issue13_caps_epsilon_reads_at_most_max_keys() {
 /// 1.9 GiB; the address space is limited to 1 GiB.
 #[test]
 fn issue13_3_a_build_over_the_memory_limit_fails_cleanly() {
-    let bin = env!("CARGO_BIN_EXE_ringwise");
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v 1048576 && exec '{bin}' lookup --nodes a=50,b --vnodes 1000000 \
-             --max-points 268435456 k"
-        ))
-        .output()
-        .expect("sh runs");
+    let out = under_1_gib(&[
+        "lookup",
+        "--nodes",
+        "a=50,b",
+        "--vnodes",
+        "1000000",
+        "--max-points",
+        "268435456",
+        "k",
+    ]);
     assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
     let text = stderr(&out);
     assert!(
@@ -362,14 +363,21 @@ fn issue13_scale_epsilon_places_100000_keys_over_10000_nodes() {
     assert!(max <= 13, "a node holds {max} keys");
 }
 
-/// Runs `ringwise ARGS` under a 1 GiB address-space limit (`ulimit -v`),
-/// so a command that would allocate without bound aborts at once instead
-/// of exhausting the machine: the test then fails on its exit code.
+/// Runs `ringwise ARGS` under a 1 GiB address-space limit: see
+/// [`under_limit`].
 fn under_1_gib(args: &[&str]) -> std::process::Output {
+    under_limit(1 << 20, args)
+}
+
+/// Runs `ringwise ARGS` under an address-space limit of `kib` KiB
+/// (`ulimit -v`), so a command that would allocate without bound aborts
+/// at once instead of exhausting the machine: the test then fails on its
+/// exit code.
+fn under_limit(kib: u32, args: &[&str]) -> std::process::Output {
     let bin = env!("CARGO_BIN_EXE_ringwise");
     Command::new("sh")
         .arg("-c")
-        .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
         .arg(bin)
         .args(args)
         .stdin(Stdio::null())
@@ -523,6 +531,16 @@ fn issue13_plan_allocate_reads_from_through_the_cluster_file_cap() {
     };
     let fifo = fifo.to_str().expect("utf-8");
     let out = under_1_gib(&["plan", "--from", fifo, "--add", "x", "--allocate", "16"]);
+    // A plan that never opened the FIFO leaves the writer blocked in its
+    // open: a reader of our own wakes it, and closing that reader at once
+    // ends its writes (EPIPE). Read and write, so that this open itself
+    // never waits for a writer (Linux); harmless once plan has read.
+    drop(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(fifo),
+    );
     let written = writer.join().expect("the writer");
     assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
     assert!(stderr(&out).contains("at most 64 MiB"), "{}", stderr(&out));
@@ -601,16 +619,9 @@ fn issue13_plan_ranges_are_written_as_a_stream() {
         "algorithm = \"maglev\"\ntable_size = 1999993\n[[nodes]]\nname = \"a\"\n\
          [[nodes]]\nname = \"b\"\n[[nodes]]\nname = \"c\"\n",
     );
-    let bin = env!("CARGO_BIN_EXE_ringwise");
     let run = |format: &str| {
-        Command::new("sh")
-            .arg("-c")
-            .arg("ulimit -v 262144 && exec \"$0\" \"$@\"")
-            .arg(bin)
-            .args(["plan", "--from", &from, "--add", "d", "--ranges"])
-            .args(["--format", format])
-            .output()
-            .expect("sh runs")
+        let args = ["plan", "--from", &from, "--add", "d", "--ranges"];
+        under_limit(256 << 10, &[&args[..], &["--format", format]].concat())
     };
     let json = run("json");
     assert_success(&json);

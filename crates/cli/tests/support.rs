@@ -1,5 +1,5 @@
 //! Helpers the test modules share: running the binary, reading its output,
-//! temporary directories.
+//! temporary directories, cluster files.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,20 @@ pub fn ringwise(args: &[&str], stdin: &[u8]) -> Output {
             _ => output,
         }
     })
+}
+
+/// A cluster file's text: `algorithm` over `names`, in that order.
+pub fn cluster(algorithm: &str, names: &[String]) -> String {
+    let mut text = format!("algorithm = \"{algorithm}\"\n");
+    for n in names {
+        text += &format!("\n[[nodes]]\nname = \"{n}\"\n");
+    }
+    text
+}
+
+/// `node-0` to `node-{n - 1}`.
+pub fn names(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("node-{i}")).collect()
 }
 
 /// Runs `ringwise simulate ARGS`.

@@ -188,8 +188,14 @@ impl Connection {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            // Named here, not in `attempt`: a connect that fails leaves no
+            // link to say which endpoint to move past.
+            let endpoint = link
+                .as_ref()
+                .map_or_else(|| self.preferred(), |l| l.endpoint);
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let outcome = match tokio::time::timeout(left, self.attempt(link, &mut call)).await {
+            let tried = self.attempt(link, endpoint, &mut call);
+            let outcome = match tokio::time::timeout(left, tried).await {
                 Ok(outcome) => outcome,
                 Err(_) => Err(Error::Timeout { operation, after }),
             };
@@ -198,7 +204,8 @@ impl Connection {
                 Err(e) if unreachable(&e) => e,
                 Err(e) => return Err(e),
             };
-            let endpoint = self.abandon(link);
+            *link = None;
+            self.move_past(endpoint);
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             if left.is_zero() {
                 return Err(e);
@@ -216,9 +223,11 @@ impl Connection {
     }
 
     /// One attempt of [`Connection::retry`].
+    /// `endpoint` is the one to connect to when `link` is `None`.
     async fn attempt<T, F>(
         &self,
         link: &mut Option<Link>,
+        endpoint: usize,
         call: &mut impl FnMut(Client) -> F,
     ) -> Result<T, Error>
     where
@@ -227,7 +236,6 @@ impl Connection {
         let link = match link {
             Some(link) => link,
             None => {
-                let endpoint = self.preferred();
                 let client = self
                     .client(std::slice::from_ref(&self.endpoints[endpoint]))
                     .await?;
@@ -240,15 +248,23 @@ impl Connection {
     }
 
     /// Drops `link` after a failure to reach etcd through it, and makes
-    /// the next endpoint the preferred one (unless another call already
-    /// moved on). Returns the endpoint given up.
-    pub(crate) fn abandon(&self, link: &mut Option<Link>) -> usize {
-        let failed = link.take().map_or_else(|| self.preferred(), |l| l.endpoint);
+    /// the next endpoint the preferred one. Without a link it does
+    /// nothing: [`Connection::retry`] drops the link and moves on itself
+    /// when it gives up, so a caller abandoning after a failed retry would
+    /// otherwise skip an endpoint never tried.
+    pub(crate) fn abandon(&self, link: &mut Option<Link>) {
+        if let Some(held) = link.take() {
+            self.move_past(held.endpoint);
+        }
+    }
+
+    /// Makes the endpoint after `failed` the preferred one, unless another
+    /// call already moved on from `failed`.
+    fn move_past(&self, failed: usize) {
         let next = (failed + 1) % self.endpoints.len().max(1);
         let _ = self
             .preferred
             .compare_exchange(failed, next, Ordering::Relaxed, Ordering::Relaxed);
-        failed
     }
 
     fn preferred(&self) -> usize {
@@ -344,6 +360,28 @@ mod tests {
         assert_eq!(three.deadline(), Duration::from_secs(2));
         three.timeout = Duration::MAX;
         assert_eq!(three.deadline(), Duration::MAX, "saturates");
+    }
+
+    /// After a retry gave up (no link left), abandoning again must not
+    /// skip the endpoint that retry made the preferred one.
+    #[tokio::test]
+    async fn abandon_moves_on_only_from_a_held_link() {
+        let connection = Connection::parse("127.0.0.1:1,127.0.0.1:2,127.0.0.1:3").expect("three");
+        connection.abandon(&mut None);
+        assert_eq!(connection.preferred(), 0, "no link: nothing to move past");
+        let endpoint = connection.preferred();
+        let client = connection
+            .client(std::slice::from_ref(&connection.endpoints[endpoint]))
+            .await
+            .expect("connecting is lazy");
+        let mut link = Some(Link { client, endpoint });
+        connection.abandon(&mut link);
+        assert!(link.is_none());
+        assert_eq!(
+            connection.preferred(),
+            1,
+            "moved past the held link's endpoint"
+        );
     }
 
     #[tokio::test]

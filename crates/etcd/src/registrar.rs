@@ -210,7 +210,8 @@ impl Shared {
             };
             if let Err(e) = &outcome {
                 tracing::warn!(key = %self.key, error = %e, "keep-alive interrupted");
-                // The stream broke: reopen it through the next endpoint.
+                // The stream broke: reopen it through the next endpoint
+                // (a no-op after a retry that gave up: it moved on itself).
                 self.connection.abandon(&mut link);
             }
             if renewed.elapsed() >= self.ttl || matches!(outcome, Ok(Lost)) {

@@ -7,17 +7,13 @@ use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
 
 use crate::Error;
 use crate::cluster::Cluster;
-use crate::connect::{Connection, bounded};
+use crate::connect::{Connection, Link, bounded};
 use crate::member::{Contents, config_key};
 
 /// The cluster under `prefix` now (a linearizable read) and its revision.
 /// Cost: one round trip and one build.
 pub async fn read(connection: &Connection, prefix: &str) -> Result<(Cluster, i64), Error> {
-    let (mut contents, revision) = connection
-        .call("list the members", |mut client| async move {
-            list(&mut client, prefix, connection).await
-        })
-        .await?;
+    let (mut contents, revision) = list_anywhere(connection, prefix, &mut None).await?;
     Ok((Cluster::from_contents(&mut contents)?, revision))
 }
 
@@ -126,6 +122,21 @@ async fn configure_once(
         });
     }
     Ok(config)
+}
+
+/// [`list`] through any endpoint that answers, failing over until the
+/// connection's deadline; `link` (connected afresh when `None`) ends on
+/// the endpoint that answered.
+pub(crate) async fn list_anywhere(
+    connection: &Connection,
+    prefix: &str,
+    link: &mut Option<Link>,
+) -> Result<(Contents, i64), Error> {
+    connection
+        .retry("list the members", link, |mut client| async move {
+            list(&mut client, prefix, connection).await
+        })
+        .await
 }
 
 /// A linearizable read of everything under `prefix`, and its revision.

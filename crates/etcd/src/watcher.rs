@@ -45,7 +45,7 @@ use tokio::sync::{Semaphore, watch};
 use crate::cluster::Cluster;
 use crate::connect::{Connection, Link, bounded};
 use crate::member::Contents;
-use crate::store::list;
+use crate::store::list_anywhere;
 use crate::{Error, Task, backoff};
 
 /// How a [`Watcher`] follows etcd.
@@ -136,12 +136,7 @@ impl Watcher {
         }
         let prefix = format!("{}/", prefix.trim_end_matches('/'));
         let mut link = None;
-        let listed = prefix.as_str();
-        let (contents, revision) = connection
-            .retry("list the members", &mut link, |mut client| async move {
-                list(&mut client, listed, connection).await
-            })
-            .await?;
+        let (contents, revision) = list_anywhere(connection, &prefix, &mut link).await?;
         let cluster = Cluster::from_contents(&mut contents.clone())?;
         let (changed, _) = watch::channel(0);
         let shared = Arc::new(Shared {
@@ -236,7 +231,9 @@ impl Shared {
             self.note_error(Some(reason));
             if !compacted {
                 // The endpoint may be the cause (dead, cut off, without a
-                // leader): list and watch again through the next one.
+                // leader): list and watch again through the next one. A
+                // retry that gave up has moved on already; this is then a
+                // no-op.
                 self.connection.abandon(&mut link);
             }
             // List again until it works.
@@ -247,7 +244,7 @@ impl Shared {
                     _ = stop.changed() => return,
                 }
                 let listed = tokio::select! {
-                    listed = self.relist(&mut link) => listed,
+                    listed = list_anywhere(&self.connection, &self.prefix, &mut link) => listed,
                     _ = stop.changed() => return,
                 };
                 match listed {
@@ -269,18 +266,6 @@ impl Shared {
                 }
             }
         }
-    }
-
-    /// Lists the prefix through any endpoint that answers (`link` ends on
-    /// it).
-    async fn relist(&self, link: &mut Option<Link>) -> Result<(Contents, i64), Error> {
-        let connection = &self.connection;
-        let prefix = &self.prefix;
-        connection
-            .retry("list the members", link, |mut client| async move {
-                list(&mut client, prefix, connection).await
-            })
-            .await
     }
 
     /// Watches from `applied + 1` until the watch ends; the watch opens

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::support::etcd::Etcd;
+use crate::support::etcd::{Etcd, free_port};
 use crate::support::rng::Rng;
 use etcd_client::{Client, GetOptions};
 use ringwise::{Algorithm, ClusterSpec, Node};
@@ -633,12 +633,6 @@ fn tls_with_the_ca_given() {
     });
 }
 
-/// A loopback port nothing listens on: connecting is refused.
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("address").port()
-}
-
 /// A dead endpoint (a closed loopback port) listed first, then a live one:
 /// every call fails over to the live one, every time, with a connection
 /// made afresh for each call (so each starts at the dead endpoint).
@@ -646,7 +640,7 @@ fn closed_port() -> u16 {
 fn a_dead_endpoint_listed_first_is_passed_over() {
     let _serial = serial();
     let etcd = Etcd::single();
-    let endpoints = format!("http://127.0.0.1:{},{}", closed_port(), etcd.endpoints());
+    let endpoints = format!("http://127.0.0.1:{},{}", free_port(), etcd.endpoints());
     let fresh = || connection(&endpoints);
     runtime().block_on(async {
         let started = Instant::now();

@@ -20,6 +20,14 @@ use std::time::{Duration, Instant};
 )]
 mod process;
 
+/// A loopback port free a moment ago; nothing listens on it, so
+/// connecting is refused (a dead endpoint for the failover tests).
+#[allow(
+    unused_imports,
+    reason = "the bench and cachebench's tests include this file without it"
+)]
+pub use process::free_port;
+
 const HINT: &str = "run scripts/install-test-deps (Debian package etcd-server)";
 
 /// One etcd member.
@@ -243,15 +251,12 @@ impl Etcd {
             self.tls.is_none(),
             "the JSON gateway is used over plain HTTP"
         );
-        let mut stream = TcpStream::connect(("127.0.0.1", self.members[0].client)).expect("etcd");
         let request = format!(
             "POST {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
-        stream.write_all(request.as_bytes()).expect("write");
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).expect("read");
-        answer
+        exchange(self.members[0].client, &request)
+            .unwrap_or_else(|e| panic!("etcd's JSON gateway, POST {path}: {e}"))
     }
 }
 
@@ -288,17 +293,20 @@ fn quoted<'a>(answer: &'a str, field: &str) -> Option<&'a str> {
 
 /// `GET /health` says `"health":"true"`.
 fn health(port: u16) -> bool {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
     let request = format!("GET /health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
+    exchange(port, &request).is_ok_and(|answer| answer.contains("\"health\":\"true\""))
+}
+
+/// Sends one HTTP/1.0 `request` to the member on `port` and reads the
+/// answer to its end; a read waits at most 2 s, so a member that accepts
+/// but never answers fails the call instead of hanging the test.
+fn exchange(port: u16, request: &str) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    stream.write_all(request.as_bytes())?;
     let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    answer.contains("\"health\":\"true\"")
+    stream.read_to_string(&mut answer)?;
+    Ok(answer)
 }
 
 impl Drop for Etcd {
