@@ -238,7 +238,16 @@ pub(crate) fn reserve_peak(what: &'static str, bytes: u64) -> Result<(), Error> 
         .ok_or(Error::OutOfMemory { what, bytes })
 }
 
-// The README's examples are compiled and run as doc tests too.
+// The README's and the guides' examples are compiled and run as doc tests
+// too (`docs/*.md`; a new guide gets a line here).
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/python.md")]
+#[doc = include_str!("../../../docs/algorithms.md")]
+#[doc = include_str!("../../../docs/cluster-file.md")]
+#[doc = include_str!("../../../docs/cli.md")]
+#[doc = include_str!("../../../docs/etcd.md")]
+struct GuideDoctests;
