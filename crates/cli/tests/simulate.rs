@@ -625,7 +625,10 @@ fn readme_multiprobe_figures_are_measured() {
         fmt(2),
         fmt(0)
     );
-    assert!(readme.contains(&phrase), "docs/algorithms.md lacks {phrase:?}");
+    assert!(
+        readme.contains(&phrase),
+        "docs/algorithms.md lacks {phrase:?}"
+    );
     let mut measured = Vec::new();
     for nodes in ["10", "11"] {
         let out = simulate(&[
