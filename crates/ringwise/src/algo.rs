@@ -59,8 +59,9 @@ use rendezvous::Rendezvous;
 use ring::{Ring, RingView};
 use slots::Slots;
 
-pub(crate) use params::Registered;
-pub use params::{Flavor, Given, Layout, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Params};
+use crate::param::{Param, Params};
+pub use params::{Given, Layout};
+pub(crate) use params::{Pinned, Registered};
 
 /// Declares every algorithm once: `/// doc` then `Variant(Type) = "name";`.
 macro_rules! registry {
@@ -111,9 +112,9 @@ macro_rules! registry {
                 }
             }
 
-            /// The parameters (names of [`Params::NAMES`]) this algorithm
-            /// reads; it ignores the others. Every algorithm reads the hash.
-            pub fn reads(self) -> &'static [&'static str] {
+            /// The parameters this algorithm reads; it ignores the others.
+            /// Every algorithm reads the hash.
+            pub fn reads(self) -> &'static [Param] {
                 match self {
                     $(Algorithm::$variant => <$ty as Registered>::READS,)+
                 }
@@ -125,6 +126,15 @@ macro_rules! registry {
             pub fn reads_removed(self) -> bool {
                 match self {
                     $(Algorithm::$variant => <$ty as Registered>::REMOVES_ANY,)+
+                }
+            }
+
+            /// Whether its snapshots are rings of points
+            /// ([`AnyPlacement::as_ring`]): ring, ketama, nginx,
+            /// envoy-ring, cassandra. Known without building one.
+            pub fn ring_shaped(self) -> bool {
+                match self {
+                    $(Algorithm::$variant => <$ty as Registered>::RING_SHAPED,)+
                 }
             }
 
@@ -214,6 +224,30 @@ macro_rules! registry {
                     $(AnyPlacement::$variant(_) => Algorithm::$variant,)+
                 }
             }
+
+            /// The ring, when this is one of the ring-shaped placements
+            /// ([`Algorithm::ring_shaped`]), for ring-only views such as
+            /// exact arcs and zone-aware replicas. Ask once, not per key.
+            pub fn as_ring(&self) -> Option<&dyn RingView> {
+                match self {
+                    $(AnyPlacement::$variant(p) => <$ty as Registered>::as_ring(p),)+
+                }
+            }
+
+            /// The slots of its lookup table: 16384 for slots, the table
+            /// size for maglev; `None` for the others.
+            pub fn table_size(&self) -> Option<u64> {
+                match self {
+                    $(AnyPlacement::$variant(p) => <$ty as Registered>::table_size(p),)+
+                }
+            }
+
+            /// What a cluster file must keep to rebuild it exactly.
+            pub(crate) fn pin(&self) -> Result<Pinned, Error> {
+                match self {
+                    $(AnyPlacement::$variant(p) => <$ty as Registered>::pin(p),)+
+                }
+            }
         }
 
         impl Placement for AnyPlacement {
@@ -301,20 +335,6 @@ registry! {
 }
 
 impl AnyPlacement {
-    /// The ring, when this is one of the ring-shaped placements (ring,
-    /// ketama, nginx, envoy-ring, cassandra), for ring-only views such as
-    /// exact arcs and zone-aware replicas. Ask once, not per key.
-    pub fn as_ring(&self) -> Option<&dyn RingView> {
-        match self {
-            AnyPlacement::Ring(ring) => Some(ring),
-            AnyPlacement::Ketama(ring) => Some(ring),
-            AnyPlacement::Nginx(ring) => Some(ring),
-            AnyPlacement::EnvoyRing(ring) => Some(ring),
-            AnyPlacement::Cassandra(ring) => Some(ring),
-            _ => None,
-        }
-    }
-
     /// True for the placements whose nodes' points can be given (a cluster
     /// file's `points` or `tokens`): ring and cassandra. The other rings
     /// make every point from the names.
@@ -338,6 +358,7 @@ impl AnyPlacement {
                 reason: "only ring and cassandra keep each node's points (`points` or \
                          `tokens` in a cluster file); this one makes every point from the \
                          node names",
+                node: None,
             }),
         }
     }

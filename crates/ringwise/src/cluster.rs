@@ -45,15 +45,17 @@
 //! keys are errors (a typo like `vnode = 100` must not silently mean 160).
 
 use crate::Error;
-use crate::algo::ring::{Members, PointScheme, Ring};
-use crate::algo::{Algorithm, AnyPlacement, Given, Layout, Params};
-use crate::hash::{SLOT_COUNT, point_token};
+use crate::algo::{Algorithm, AnyPlacement, Layout};
 use crate::layers::{HashTag, Keyed};
 use crate::node::{Node, NodeTable};
+use crate::param::Params;
 use crate::placement::Placement;
 
 #[cfg(feature = "cluster-file")]
 mod file;
+mod parts;
+
+pub use parts::{Member, MemberField, Part, Rejected, Settings, SlotRange};
 
 /// A validated cluster description.
 #[derive(Debug, Clone, PartialEq)]
@@ -125,7 +127,7 @@ impl ClusterSpec {
         self.params
             .differing(&Params::DEFAULT)
             .into_iter()
-            .filter(|name| !reads.contains(name))
+            .filter(|name| !reads.iter().any(|p| p.name() == *name))
             .collect()
     }
 
@@ -159,8 +161,8 @@ impl ClusterSpec {
         if let Some(tag) = self.hash_tag {
             line("hash_tag", &hex(tag.delimiters().as_bytes()));
         }
-        for name in self.algorithm.reads() {
-            line(name, &self.params.value(name));
+        for &param in self.algorithm.reads() {
+            line(param.name(), &self.params.get(param));
         }
         if let Some(epsilon) = self.epsilon {
             line("epsilon", &format_args!("{:016x}", epsilon.to_bits()));
@@ -221,42 +223,17 @@ impl ClusterSpec {
             .map(|(name, given)| (name.clone(), given.clone()))
             .collect();
         let mut params = self.params;
-        let mut removed = Vec::new();
-        match placement {
-            AnyPlacement::Jump(jump) => listed = names_of(&nodes, jump.buckets().iter().copied()),
-            AnyPlacement::JumpBack(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
-            AnyPlacement::Binomial(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
-            AnyPlacement::FlipHash(p) => listed = names_of(&nodes, p.buckets().iter().copied()),
-            AnyPlacement::Anchor(a) => {
-                listed = names_of(&nodes, a.bucket_order());
-                params.capacity = a.capacity();
-                removed = a.removal_order().to_vec();
-            }
-            AnyPlacement::Dx(d) => {
-                listed = names_of(&nodes, d.bucket_order());
-                params.capacity = d.capacity();
-                removed = d.removal_order().to_vec();
-            }
-            AnyPlacement::Memento(m) => {
-                listed = names_of(&nodes, m.buckets().iter().copied().flatten());
-                removed = m.removal_order();
-            }
-            AnyPlacement::Slots(_) => layout = slot_layout(placement),
-            AnyPlacement::Ring(ring) => layout = given_points(ring)?,
-            AnyPlacement::Cassandra(ring) => {
-                layout.clear();
-                for (point, id) in ring.iter() {
-                    let name = nodes.name(id).unwrap_or_default().to_owned();
-                    let tokens = layout
-                        .entry(name)
-                        .or_insert_with(|| Given::Tokens(Vec::new()));
-                    if let Given::Tokens(tokens) = tokens {
-                        tokens.push(point_token(point));
-                    }
-                }
-            }
-            _ => {}
+        let pinned = placement.pin()?;
+        if let Some(order) = pinned.order {
+            listed = names_of(&nodes, order.into_iter());
         }
+        if let Some(given) = pinned.layout {
+            layout = given;
+        }
+        if let Some(capacity) = pinned.capacity {
+            params.capacity = capacity;
+        }
+        let removed = pinned.removed;
         for node in nodes.iter() {
             if !listed.contains(&node.name) {
                 listed.push(node.name.clone());
@@ -273,59 +250,10 @@ impl ClusterSpec {
     }
 }
 
-/// A ring's nodes whose points are not the ones the seed recipe makes
-/// (given in a file, allocated, or moved by a rebalance), with their
-/// points in ring order. O(P) hashes.
-fn given_points(ring: &Ring) -> Result<Layout, Error> {
-    let nodes = ring.nodes();
-    let mut held: Vec<Vec<u64>> = vec![Vec::new(); nodes.len()];
-    for (point, id) in ring.iter() {
-        held[id as usize].push(point);
-    }
-    let listed: Vec<u32> = (0..nodes.len() as u32).collect();
-    let members = Members {
-        nodes,
-        listed: &listed,
-    };
-    let counts = ring.scheme().counts(&members)?;
-    let mut layout = Layout::new();
-    let mut made = Vec::new();
-    for ((node, points), count) in nodes.iter().zip(held).zip(counts) {
-        made.clear();
-        ring.scheme().points(node, count, &mut made)?;
-        made.sort_unstable();
-        if made != points {
-            layout.insert(node.name.clone(), Given::Points(points));
-        }
-    }
-    Ok(layout)
-}
-
 /// The names of `ids`, in order.
 fn names_of(nodes: &NodeTable, ids: impl Iterator<Item = crate::NodeId>) -> Vec<String> {
     ids.filter_map(|id| nodes.name(id).map(str::to_owned))
         .collect()
-}
-
-/// Every node's slots of a slots placement, as inclusive runs.
-fn slot_layout(placement: &AnyPlacement) -> Layout {
-    let mut runs: Layout = Layout::new();
-    let mut slot = 0u64;
-    while slot < SLOT_COUNT as u64 {
-        let Some(id) = placement.owner(slot) else {
-            break;
-        };
-        let start = slot;
-        while slot + 1 < SLOT_COUNT as u64 && placement.owner(slot + 1) == Some(id) {
-            slot += 1;
-        }
-        let name = placement.nodes().name(id).unwrap_or_default().to_owned();
-        if let Given::Slots(ranges) = runs.entry(name).or_insert_with(|| Given::Slots(Vec::new())) {
-            ranges.push(start as u16..=slot as u16);
-        }
-        slot += 1;
-    }
-    runs
 }
 
 /// `len:text`: the canonical text has one reading whatever a name holds.

@@ -60,6 +60,9 @@ pub enum Error {
         algorithm: &'static str,
         operation: String,
         reason: &'static str,
+        /// The node whose weight or points the algorithm cannot take, when
+        /// one is at fault (a cluster file names its line).
+        node: Option<String>,
     },
     /// A node could not join an `anchor` or `dx` cluster: every one of its
     /// `capacity` buckets is in use.
@@ -169,6 +172,7 @@ impl fmt::Display for Error {
                 algorithm,
                 operation,
                 reason,
+                ..
             } => write!(f, "{algorithm} cannot {operation}: {reason}"),
             Error::InvalidLayout { node, message } => match node {
                 Some(node) => write!(f, "node {node:?}: {message}"),

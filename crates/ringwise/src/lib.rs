@@ -148,6 +148,7 @@ mod hash;
 mod layers;
 mod movement;
 mod node;
+mod param;
 mod placement;
 
 pub use algo::anchor::Anchor;
@@ -169,11 +170,9 @@ pub use algo::ring::{
     RingView, Tie, Vnodes, Width, point_count,
 };
 pub use algo::slots::Slots;
-pub use algo::{
-    Algorithm, AnyPlacement, Flavor, Given, Layout, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Params,
-};
+pub use algo::{Algorithm, AnyPlacement, Given, Layout};
 pub use allocate::{Allocator, Balance, MAX_ALLOCATED, MAX_ALLOCATION_REPLICAS, Relocation};
-pub use cluster::ClusterSpec;
+pub use cluster::{ClusterSpec, Member, MemberField, Part, Rejected, Settings, SlotRange};
 pub use error::Error;
 pub use hash::{
     KeyHasher, RedisSlot, SLOT_COUNT, StableHash, cassandra_token, composite_partition_key,
@@ -191,6 +190,9 @@ pub mod wire {
     };
 }
 pub use node::{MAX_NAME_LEN, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable};
+pub use param::{
+    Flavor, InSimulate, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Param, ParamType, ParamValue, Params,
+};
 pub use placement::Placement;
 
 /// Most virtual nodes per unit of weight.

@@ -72,6 +72,7 @@ proptest! {
             algorithm: "jump",
             operation: format!("remove {name:?}"),
             reason: "jump hash can only remove the last bucket; use memento for arbitrary removals",
+            node: None,
         });
     }
 

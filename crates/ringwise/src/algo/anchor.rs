@@ -58,7 +58,7 @@ use fast_mod::{fast_mod, magic};
 use crate::Error;
 use crate::algo::jump::{check_weight, replica_draws};
 use crate::algo::owners::Owners;
-use crate::algo::params::{Params, Registered};
+use crate::algo::params::{Param, Params, Pinned, Registered};
 use crate::hash::crc32c_u64;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -281,6 +281,16 @@ impl Placement for Anchor {
 }
 
 impl Registered for Anchor {
+    /// Its bucket order, capacity and the buckets removed and not taken back.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned {
+            order: Some(self.bucket_order().collect()),
+            capacity: Some(self.capacity()),
+            removed: self.removal_order().to_vec(),
+            ..Pinned::default()
+        })
+    }
+
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         let capacity = params.capacity_for("anchor", nodes.len())?;
         Self::new(nodes, capacity)
@@ -292,5 +302,5 @@ impl Registered for Anchor {
 
     const REMOVES_ANY: bool = true;
 
-    const READS: &'static [&'static str] = &["capacity"];
+    const READS: &'static [Param] = &[Param::Capacity];
 }

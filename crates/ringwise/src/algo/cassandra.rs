@@ -38,11 +38,10 @@ use std::collections::HashMap;
 
 use crate::Error;
 use crate::MAX_VNODES;
-use crate::algo::params::{Given, Layout, Params, Registered};
-use crate::algo::ring::{Members, PointScheme, Ring, Width, numbered_texts, point_count};
-use crate::hash::{StableHash, cassandra_token, token_point};
+use crate::algo::params::{Given, Layout, Param, Params, Pinned, Registered};
+use crate::algo::ring::{Members, PointScheme, Ring, RingView, Width, numbered_texts, point_count};
+use crate::hash::{StableHash, cassandra_token, point_token, token_point};
 use crate::node::Node;
-#[cfg(test)]
 use crate::placement::Placement;
 
 /// Cassandra's tokens, generated for nodes that list none.
@@ -95,6 +94,30 @@ impl PointScheme for Tokens {
 }
 
 impl Registered for Ring<Tokens> {
+    const RING_SHAPED: bool = true;
+
+    fn as_ring(&self) -> Option<&dyn RingView> {
+        Some(self)
+    }
+
+    /// Every token: a grown ring's are not those its names would draw.
+    fn pin(&self) -> Result<Pinned, Error> {
+        let mut layout = Layout::new();
+        for (point, id) in self.iter() {
+            let name = self.nodes().name(id).unwrap_or_default().to_owned();
+            let tokens = layout
+                .entry(name)
+                .or_insert_with(|| Given::Tokens(Vec::new()));
+            if let Given::Tokens(tokens) = tokens {
+                tokens.push(point_token(point));
+            }
+        }
+        Ok(Pinned {
+            layout: Some(layout),
+            ..Pinned::default()
+        })
+    }
+
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         Self::build_with(nodes, params, &Layout::new())
     }
@@ -136,7 +159,7 @@ impl Registered for Ring<Tokens> {
         StableHash::Murmur3Cassandra
     }
 
-    const READS: &'static [&'static str] = &["num_tokens", "max_points"];
+    const READS: &'static [Param] = &[Param::NumTokens, Param::MaxPoints];
 }
 
 fn wrong_field(node: &str, given: &Given) -> Error {

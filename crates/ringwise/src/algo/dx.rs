@@ -46,7 +46,7 @@ use java_random::JavaRandom;
 use crate::Error;
 use crate::algo::jump::{check_weight, replica_draws};
 use crate::algo::owners::Owners;
-use crate::algo::params::{Params, Registered};
+use crate::algo::params::{Param, Params, Pinned, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
@@ -214,6 +214,16 @@ impl Placement for Dx {
 }
 
 impl Registered for Dx {
+    /// Its bucket order, capacity and the buckets removed and not taken back.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned {
+            order: Some(self.bucket_order().collect()),
+            capacity: Some(self.capacity()),
+            removed: self.removal_order().to_vec(),
+            ..Pinned::default()
+        })
+    }
+
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         let capacity = params.capacity_for("dx", nodes.len())?;
         Self::new(nodes, capacity)
@@ -225,5 +235,5 @@ impl Registered for Dx {
 
     const REMOVES_ANY: bool = true;
 
-    const READS: &'static [&'static str] = &["capacity"];
+    const READS: &'static [Param] = &[Param::Capacity];
 }

@@ -32,8 +32,8 @@
 //! `MURMUR_HASH_2` point hash and locality weighting are not reproduced.
 
 use crate::Error;
-use crate::algo::params::{DEFAULT_MAX_RING_SIZE, Params, Registered};
-use crate::algo::ring::{Members, PointScheme, Ring, numbered_texts};
+use crate::algo::params::{DEFAULT_MAX_RING_SIZE, Param, Params, Pinned, Registered};
+use crate::algo::ring::{Members, PointScheme, Ring, RingView, numbered_texts};
 use crate::hash::StableHash;
 use crate::node::Node;
 
@@ -141,6 +141,17 @@ impl PointScheme for EnvoyRing {
 }
 
 impl Registered for Ring<EnvoyRing> {
+    const RING_SHAPED: bool = true;
+
+    fn as_ring(&self) -> Option<&dyn RingView> {
+        Some(self)
+    }
+
+    /// Points follow from the names, weights and ring sizes.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned::default())
+    }
+
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         Ring::builder()
             .scheme(EnvoyRing::new(params.min_ring_size, params.max_ring_size)?)
@@ -153,7 +164,7 @@ impl Registered for Ring<EnvoyRing> {
         StableHash::Xxh64
     }
 
-    const READS: &'static [&'static str] = &["min_ring_size", "max_ring_size", "max_points"];
+    const READS: &'static [Param] = &[Param::MinRingSize, Param::MaxRingSize, Param::MaxPoints];
 }
 
 #[cfg(test)]

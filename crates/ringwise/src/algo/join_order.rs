@@ -110,6 +110,7 @@ impl JoinOrder {
                 algorithm,
                 operation: format!("remove {name:?}"),
                 reason,
+                node: None,
             });
         }
         let keep = &self.buckets[..self.buckets.len() - 1];

@@ -34,7 +34,7 @@
 
 use crate::Error;
 use crate::algo::join_order::JoinOrder;
-use crate::algo::params::{Params, Registered};
+use crate::algo::params::{Params, Pinned, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::{Distinct, Placement};
 
@@ -165,6 +165,7 @@ pub(crate) fn check_weight(algorithm: &'static str, node: &Node) -> Result<(), E
         algorithm,
         operation: format!("weigh node {:?} at {}", node.name, node.weight),
         reason: "every bucket gets the same share of keys; give each node weight 1 (the ring supports weights)",
+        node: Some(node.name.clone()),
     })
 }
 
@@ -210,6 +211,14 @@ impl Placement for Jump {
 }
 
 impl Registered for Jump {
+    /// Its buckets follow join order: the file lists the nodes in it.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned {
+            order: Some(self.buckets().to_vec()),
+            ..Pinned::default()
+        })
+    }
+
     fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
         Self::new(nodes)
     }

@@ -47,7 +47,7 @@
 
 use crate::Error;
 use crate::algo::join_order::{JoinOrder, LEAVE_LAST};
-use crate::algo::params::{Params, Registered};
+use crate::algo::params::{Params, Pinned, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
@@ -171,6 +171,14 @@ impl Placement for JumpBack {
 }
 
 impl Registered for JumpBack {
+    /// Its buckets follow join order: the file lists the nodes in it.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned {
+            order: Some(self.buckets().to_vec()),
+            ..Pinned::default()
+        })
+    }
+
     fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
         Self::new(nodes)
     }

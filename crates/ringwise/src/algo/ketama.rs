@@ -50,65 +50,16 @@
 //! at one) is a different ring and is not reproduced: configure the client with
 //! `MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED` (pylibmc: `ketama_weighted`).
 
-use std::fmt;
-use std::str::FromStr;
-
 use crate::Error;
-use crate::algo::params::{Params, Registered};
-use crate::algo::ring::{Members, PointScheme, Ring, Tie, Width, numbered_texts};
+use crate::algo::params::{Param, Params, Pinned, Registered};
+use crate::algo::ring::{Members, PointScheme, Ring, RingView, Tie, Width, numbered_texts};
 use crate::hash::{StableHash, cell_point, md5_le32x4};
 use crate::node::Node;
+use crate::param::Flavor;
 
-/// Which client's ketama.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Flavor {
-    /// libmemcached's weighted ketama (also pylibmc, php-memcached).
-    #[default]
-    Libmemcached,
-    /// libmemcached's `CONSISTENT_KETAMA_SPY`, spymemcached's own.
-    Spymemcached,
-    /// last.fm's original libketama.
-    Libketama,
-    /// twemproxy's `distribution: ketama`.
-    Twemproxy,
-    /// uhashring's `HashRing(hash_fn="ketama")`.
-    Uhashring,
-}
-
+/// What each flavour computes (its enum is the `flavor` parameter's
+/// value, in `param/flavor.rs`).
 impl Flavor {
-    /// Every flavour, in documentation order.
-    pub const ALL: &'static [Flavor] = &[
-        Flavor::Libmemcached,
-        Flavor::Spymemcached,
-        Flavor::Libketama,
-        Flavor::Twemproxy,
-        Flavor::Uhashring,
-    ];
-
-    /// Their names, in the same order.
-    pub const NAMES: &'static [&'static str] = &[
-        "libmemcached",
-        "spymemcached",
-        "libketama",
-        "twemproxy",
-        "uhashring",
-    ];
-
-    /// The name as a cluster file writes it.
-    pub fn name(self) -> &'static str {
-        Flavor::NAMES[Flavor::ALL.iter().position(|&f| f == self).unwrap_or(0)]
-    }
-
-    /// The client's default key hash: twemproxy's `fnv1a_64`, MD5 for the
-    /// others.
-    pub fn default_hash(self) -> StableHash {
-        match self {
-            Flavor::Twemproxy => StableHash::Fnv1a64Twemproxy,
-            _ => StableHash::Md5Le32,
-        }
-    }
-
     fn tie(self) -> Tie {
         match self {
             Flavor::Uhashring => Tie::LastListed,
@@ -147,27 +98,6 @@ impl Flavor {
     }
 }
 
-impl FromStr for Flavor {
-    type Err = Error;
-
-    fn from_str(name: &str) -> Result<Self, Error> {
-        let at = Flavor::NAMES.iter().position(|&n| n == name);
-        at.map(|i| Flavor::ALL[i])
-            .ok_or_else(|| Error::InvalidParameter {
-                algorithm: "ketama",
-                parameter: "flavor",
-                value: format!("{name:?}"),
-                expected: "one of libmemcached, spymemcached, libketama, twemproxy, uhashring",
-            })
-    }
-}
-
-impl fmt::Display for Flavor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// `host:port` split at the last colon followed by digits only (`None`
 /// without one); a port past 65535 is an error, as in the clients.
 fn split_port(name: &str) -> Result<(&str, Option<u16>), Error> {
@@ -195,6 +125,7 @@ pub(crate) fn whole_weight(algorithm: &'static str, node: &Node) -> Result<u64, 
         algorithm,
         operation: format!("weigh node {:?} {}", node.name, node.weight),
         reason: "its peers count weights in whole numbers: use 1, 2, 3, ...",
+        node: Some(node.name.clone()),
     })
 }
 
@@ -249,6 +180,17 @@ impl PointScheme for Ketama {
 }
 
 impl Registered for Ring<Ketama> {
+    const RING_SHAPED: bool = true;
+
+    fn as_ring(&self) -> Option<&dyn RingView> {
+        Some(self)
+    }
+
+    /// Points follow from the names, weights and flavour.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned::default())
+    }
+
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         Ring::builder()
             .scheme(Ketama::new(params.flavor))
@@ -266,7 +208,7 @@ impl Registered for Ring<Ketama> {
         params.flavor.default_hash()
     }
 
-    const READS: &'static [&'static str] = &["flavor", "max_points"];
+    const READS: &'static [Param] = &[Param::Flavor, Param::MaxPoints];
 }
 
 #[cfg(test)]
@@ -297,14 +239,5 @@ mod tests {
         assert_eq!(text(Flavor::Libketama, "10.0.1.1:11211"), "10.0.1.1:11211");
         assert_eq!(text(Flavor::Twemproxy, "server1"), "server1");
         assert!(Flavor::Libmemcached.server_text("h:99999").is_err());
-    }
-
-    #[test]
-    fn names_round_trip() {
-        for (&f, &name) in Flavor::ALL.iter().zip(Flavor::NAMES) {
-            assert_eq!(name.parse::<Flavor>(), Ok(f));
-            assert_eq!(f.name(), name);
-        }
-        assert!("ketama".parse::<Flavor>().is_err());
     }
 }

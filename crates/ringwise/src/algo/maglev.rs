@@ -43,7 +43,7 @@
 //! count (every node claims a slot in round 1) and at most 2^24.
 
 use crate::Error;
-use crate::algo::params::{self, Params, Registered};
+use crate::algo::params::{self, Param, Params, Pinned, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::{Distinct, Placement};
 
@@ -176,11 +176,20 @@ impl Placement for Maglev {
 }
 
 impl Registered for Maglev {
+    /// The table follows from the names, weights and table size.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned::default())
+    }
+
+    fn table_size(&self) -> Option<u64> {
+        Some(Maglev::table_size(self))
+    }
+
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         Self::new(nodes, params.table_size)
     }
 
-    const READS: &'static [&'static str] = &["table_size"];
+    const READS: &'static [Param] = &[Param::TableSize];
 }
 
 fn check_table_size(size: u64, nodes: usize) -> Result<(), Error> {

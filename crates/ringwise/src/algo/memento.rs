@@ -71,7 +71,7 @@
 
 use crate::Error;
 use crate::algo::jump::{check_unweighted, check_weight, jump_consistent_hash, replica_draws};
-use crate::algo::params::{Params, Registered};
+use crate::algo::params::{Params, Pinned, Registered};
 use crate::hash::crc32c_u64;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -322,6 +322,15 @@ impl Placement for Memento {
 }
 
 impl Registered for Memento {
+    /// Its bucket order, and the buckets removed and not taken back.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned {
+            order: Some(self.buckets().iter().copied().flatten().collect()),
+            removed: self.removal_order(),
+            ..Pinned::default()
+        })
+    }
+
     fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
         Self::new(nodes)
     }

@@ -42,7 +42,7 @@
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 use crate::Error;
-use crate::algo::params::{self, Params, Registered};
+use crate::algo::params::{self, Param, Params, Pinned, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::{Distinct, Placement};
 
@@ -186,11 +186,16 @@ impl Placement for MultiProbe {
 }
 
 impl Registered for MultiProbe {
+    /// Points follow from the names.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned::default())
+    }
+
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         Self::new(nodes, params.probes)
     }
 
-    const READS: &'static [&'static str] = &["probes"];
+    const READS: &'static [Param] = &[Param::Probes];
 }
 
 /// Probe `i` of a key hash.
@@ -207,6 +212,7 @@ fn check_weights(nodes: &NodeTable) -> Result<(), Error> {
             operation: "give nodes different weights".into(),
             reason: "each node has one point and an equal share of keys; \
                      give every node the same weight, or use the ring or maglev",
+            node: None,
         }),
         _ => Ok(()),
     }

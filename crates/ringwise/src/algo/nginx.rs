@@ -34,8 +34,8 @@
 
 use crate::Error;
 use crate::algo::ketama::whole_weight;
-use crate::algo::params::{Params, Registered};
-use crate::algo::ring::{Members, PointScheme, Ring, Width};
+use crate::algo::params::{Param, Params, Pinned, Registered};
+use crate::algo::ring::{Members, PointScheme, Ring, RingView, Width};
 use crate::hash::{StableHash, cell_point};
 use crate::node::Node;
 
@@ -88,6 +88,17 @@ impl PointScheme for Nginx {
 }
 
 impl Registered for Ring<Nginx> {
+    const RING_SHAPED: bool = true;
+
+    fn as_ring(&self) -> Option<&dyn RingView> {
+        Some(self)
+    }
+
+    /// Points follow from the names and weights.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned::default())
+    }
+
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         Ring::builder()
             .scheme(Nginx)
@@ -100,7 +111,7 @@ impl Registered for Ring<Nginx> {
         StableHash::Crc32
     }
 
-    const READS: &'static [&'static str] = &["max_points"];
+    const READS: &'static [Param] = &[Param::MaxPoints];
 }
 
 #[cfg(test)]

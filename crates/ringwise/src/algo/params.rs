@@ -1,176 +1,21 @@
-//! The parameters of the algorithms, and what the registry needs from
-//! each algorithm. Kept apart from the registry (`algo.rs`) so that the
-//! algorithms depend on this small module and the registry on them, never
-//! the other way round.
+//! What the registry needs from each algorithm ([`Registered`]), and what an
+//! operator can fix by hand for a node ([`Given`], [`Layout`]). Kept apart
+//! from the registry (`algo.rs`) so that the algorithms depend on this
+//! small module and the registry on them, never the other way round. The
+//! parameters themselves are declared once in `param.rs`.
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
 use crate::Error;
+use crate::algo::ring::RingView;
 use crate::hash::StableHash;
-use crate::node::Node;
+use crate::node::{Node, NodeId};
 use crate::placement::Placement;
 
-pub use crate::algo::ketama::Flavor;
-
-/// Default virtual nodes per unit of weight of the ring (ketama's 160).
-pub const DEFAULT_VNODES: u32 = 160;
-
-/// Default Maglev table size: Envoy's and the paper's, a prime.
-pub(crate) const DEFAULT_TABLE_SIZE: u64 = 65_537;
-
-/// Envoy ring_hash's default smallest ring.
-pub(crate) const DEFAULT_MIN_RING_SIZE: u64 = 1024;
-
-/// Envoy ring_hash's default (and largest allowed) ring.
-pub(crate) const DEFAULT_MAX_RING_SIZE: u64 = 8_388_608;
-
-/// Cassandra's default `num_tokens` since 4.0.
-pub(crate) const DEFAULT_NUM_TOKENS: u32 = 16;
-
-/// Default multi-probe probes per key: the paper's recommendation, peak
-/// to mean load about 1.05.
-pub(crate) const DEFAULT_PROBES: u32 = 21;
-
-/// Anchor and Dx: the capacity when none is set (`capacity = 0`): twice the
-/// nodes built with, and at least this many buckets.
-pub const MIN_DEFAULT_CAPACITY: u32 = 256;
-
-/// Anchor and Dx: the largest capacity. AnchorHash keeps 20 bytes per
-/// bucket (its four arrays of the paper, the last three of them touched only by
-/// membership changes, plus the bucket → node map), so 2^22 buckets are 80
-/// MiB: about the 64 MiB line at which the other builds reserve their peak
-/// first, and 4 × [`crate::MAX_NODES`], room for any cluster ringwise
-/// accepts to grow fourfold.
-pub const MAX_CAPACITY: u32 = 1 << 22;
-
-/// The parameters that only some algorithms read; each ignores the rest.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Params {
-    /// Ring: virtual nodes per unit of weight.
-    pub vnodes: u32,
-    /// The hash of keys, and of the ring's points.
-    pub hash: StableHash,
-    /// Maglev: the lookup table size (a prime).
-    pub table_size: u64,
-    /// Multi-probe: probes per key.
-    pub probes: u32,
-    /// Ring-shaped placements: the point budget, from 1 to
-    /// [`crate::MAX_POINTS_CEILING`] (default [`crate::MAX_POINTS`]).
-    pub max_points: u64,
-    /// Ketama: which client's ketama (default libmemcached's).
-    pub flavor: Flavor,
-    /// Envoy ring_hash: the smallest ring (default 1024).
-    pub min_ring_size: u64,
-    /// Envoy ring_hash: the largest ring (default and at most 8388608).
-    pub max_ring_size: u64,
-    /// Cassandra: tokens per node (per unit of weight) when a node's
-    /// tokens are not given (default 16).
-    pub num_tokens: u32,
-    /// Anchor and Dx: the fixed number of buckets, working or not; at least
-    /// the node count and at most [`MAX_CAPACITY`]. 0 (the default) means
-    /// twice the nodes built with, at least [`MIN_DEFAULT_CAPACITY`].
-    pub capacity: u32,
-}
-
-impl Params {
-    /// Every algorithm's default.
-    pub const DEFAULT: Params = Params {
-        vnodes: DEFAULT_VNODES,
-        hash: StableHash::Xxh3,
-        table_size: DEFAULT_TABLE_SIZE,
-        probes: DEFAULT_PROBES,
-        max_points: crate::MAX_POINTS,
-        flavor: Flavor::Libmemcached,
-        min_ring_size: DEFAULT_MIN_RING_SIZE,
-        max_ring_size: DEFAULT_MAX_RING_SIZE,
-        num_tokens: DEFAULT_NUM_TOKENS,
-        capacity: 0,
-    };
-
-    /// The names of the parameters above as a cluster file spells them,
-    /// except `hash`, which every algorithm reads (it hashes the keys).
-    pub const NAMES: &'static [&'static str] = &[
-        "vnodes",
-        "table_size",
-        "probes",
-        "max_points",
-        "flavor",
-        "min_ring_size",
-        "max_ring_size",
-        "num_tokens",
-        "capacity",
-    ];
-
-    /// The parameters (of [`Params::NAMES`]) whose value differs between
-    /// `self` and `other`.
-    pub fn differing(&self, other: &Params) -> Vec<&'static str> {
-        let differs = [
-            self.vnodes != other.vnodes,
-            self.table_size != other.table_size,
-            self.probes != other.probes,
-            self.max_points != other.max_points,
-            self.flavor != other.flavor,
-            self.min_ring_size != other.min_ring_size,
-            self.max_ring_size != other.max_ring_size,
-            self.num_tokens != other.num_tokens,
-            self.capacity != other.capacity,
-        ];
-        Params::NAMES
-            .iter()
-            .zip(differs)
-            .filter_map(|(&name, differs)| differs.then_some(name))
-            .collect()
-    }
-
-    /// The value of the parameter `name` (one of [`Params::NAMES`]) as
-    /// text, as a cluster file writes it; empty for an unknown name.
-    pub fn value(&self, name: &str) -> String {
-        match name {
-            "vnodes" => self.vnodes.to_string(),
-            "table_size" => self.table_size.to_string(),
-            "probes" => self.probes.to_string(),
-            "max_points" => self.max_points.to_string(),
-            "flavor" => self.flavor.to_string(),
-            "min_ring_size" => self.min_ring_size.to_string(),
-            "max_ring_size" => self.max_ring_size.to_string(),
-            "num_tokens" => self.num_tokens.to_string(),
-            "capacity" => self.capacity.to_string(),
-            _ => String::new(),
-        }
-    }
-}
-
-impl Params {
-    /// The capacity `algorithm` (anchor, dx) builds `nodes` nodes with: `capacity`, or
-    /// when 0 twice the nodes (at least [`MIN_DEFAULT_CAPACITY`]). Refuses
-    /// one below the node count or above [`MAX_CAPACITY`].
-    pub fn capacity_for(&self, algorithm: &'static str, nodes: usize) -> Result<u32, Error> {
-        let nodes = u32::try_from(nodes).unwrap_or(u32::MAX);
-        if self.capacity == 0 {
-            return Ok(nodes
-                .saturating_mul(2)
-                .clamp(MIN_DEFAULT_CAPACITY, MAX_CAPACITY));
-        }
-        if self.capacity < nodes || self.capacity > MAX_CAPACITY {
-            return Err(Error::InvalidParameter {
-                algorithm,
-                parameter: "capacity",
-                value: format!("{} (for {nodes} nodes)", self.capacity),
-                expected: "a bucket count from the number of nodes up to 4194304 (2^22): \
-                           every node needs a bucket, and each bucket costs up to 20 bytes; \
-                           leave it out for twice the nodes (at least 256)",
-            });
-        }
-        Ok(self.capacity)
-    }
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params::DEFAULT
-    }
-}
+pub use crate::param::{
+    DEFAULT_MAX_RING_SIZE, DEFAULT_PROBES, DEFAULT_TABLE_SIZE, DEFAULT_VNODES, Param, Params,
+};
 
 /// What an operator fixed by hand for one node instead of letting the
 /// algorithm compute it: a ring's points, Cassandra's tokens (as `nodetool
@@ -213,6 +58,22 @@ impl Given {
 
 /// What was given, by node name.
 pub type Layout = BTreeMap<String, Given>;
+
+/// What a cluster file must hold, besides the nodes and the parameters,
+/// for a snapshot to be rebuilt exactly ([`Registered::pin`]): the state a
+/// history of membership changes leaves that the nodes alone do not give.
+#[derive(Debug, Default)]
+pub(crate) struct Pinned {
+    /// The bucket (join) order, by node id, where buckets follow it.
+    pub order: Option<Vec<NodeId>>,
+    /// Every node's given points, tokens or slots, replacing those of
+    /// the description, where the snapshot keeps them.
+    pub layout: Option<Layout>,
+    /// The fixed bucket count, where there is one.
+    pub capacity: Option<u32>,
+    /// The buckets removed and not taken back, in removal order.
+    pub removed: Vec<u32>,
+}
 
 /// What the registry needs from an algorithm: how to build it from nodes in
 /// listed order and the shared [`Params`].
@@ -281,8 +142,29 @@ pub(crate) trait Registered: Placement + Sized {
         Self::default_hash()
     }
 
-    /// The [`Params`] it reads besides the hash (names of [`Params::NAMES`]).
-    const READS: &'static [&'static str] = &[];
+    /// The [`Params`] it reads besides the hash.
+    const READS: &'static [Param] = &[];
+
+    /// What a cluster file must keep to rebuild this snapshot exactly.
+    /// No default: an algorithm whose snapshot follows from its nodes
+    /// and parameters says so with `Ok(Pinned::default())`, so that a new
+    /// algorithm cannot lose its state in `plan --write` unnoticed. O(P)
+    /// at most (a ring hashes its points once).
+    fn pin(&self) -> Result<Pinned, Error>;
+
+    /// Whether it is a ring of points ([`RingView`]).
+    const RING_SHAPED: bool = false;
+
+    /// The ring, for the ring-shaped ones.
+    fn as_ring(&self) -> Option<&dyn RingView> {
+        None
+    }
+
+    /// The slots of its lookup table (maglev, slots), for an exact
+    /// slot-by-slot diff and drawing; `None` for the others.
+    fn table_size(&self) -> Option<u64> {
+        None
+    }
 
     /// Whether keys hashed by `hash` spread over it. Redis's CRC16 yields
     /// 14-bit slot numbers (0..16384): on a 64-bit ring they all fall

@@ -49,7 +49,7 @@ use std::cmp::Ordering;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::Error;
-use crate::algo::params::{Params, Registered};
+use crate::algo::params::{Params, Pinned, Registered};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
@@ -260,6 +260,11 @@ impl Placement for Rendezvous {
 }
 
 impl Registered for Rendezvous {
+    /// Scores follow from the names and weights.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned::default())
+    }
+
     fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
         Self::new(nodes)
     }

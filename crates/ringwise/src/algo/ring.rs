@@ -35,7 +35,7 @@
 //! `0.5 / vnodes` still gets one point. Replica walks are O(points visited),
 //! which is small unless a node with very few points is asked for.
 
-use crate::algo::params::{Given, Layout, Params, Registered};
+use crate::algo::params::{Given, Layout, Param, Params, Pinned, Registered};
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::{Distinct, Placement};
@@ -577,6 +577,20 @@ impl<S: PointScheme> Placement for Ring<S> {
 }
 
 impl Registered for Ring {
+    const RING_SHAPED: bool = true;
+
+    fn as_ring(&self) -> Option<&dyn RingView> {
+        Some(self)
+    }
+
+    /// The points of every node whose points are not the generated ones.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned {
+            layout: Some(given_points(self)?),
+            ..Pinned::default()
+        })
+    }
+
     fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
         let scheme = Vnodes::new(params.vnodes, params.hash)?;
         Ring::from_table_within(NodeTable::new(nodes)?, scheme, params.max_points)
@@ -610,7 +624,7 @@ impl Registered for Ring {
         builder.build()
     }
 
-    const READS: &'static [&'static str] = &["vnodes", "max_points"];
+    const READS: &'static [Param] = &[Param::Vnodes, Param::MaxPoints];
 }
 
 /// Every node's points as `(point, id)` entries: `given(id)` where it has
@@ -717,6 +731,34 @@ fn tie_ranks(tie: Tie, listed: &[u32]) -> Option<(Vec<u32>, Vec<NodeId>)> {
         id_of[r as usize] = id as NodeId;
     }
     Some((rank, id_of))
+}
+
+/// A ring's nodes whose points are not the ones the seed recipe makes
+/// (given in a file, allocated, or moved by a rebalance), with their
+/// points in ring order. O(P) hashes.
+fn given_points(ring: &Ring) -> Result<Layout, Error> {
+    let nodes = ring.nodes();
+    let mut held: Vec<Vec<u64>> = vec![Vec::new(); nodes.len()];
+    for (point, id) in ring.iter() {
+        held[id as usize].push(point);
+    }
+    let listed: Vec<u32> = (0..nodes.len() as u32).collect();
+    let members = Members {
+        nodes,
+        listed: &listed,
+    };
+    let counts = ring.scheme().counts(&members)?;
+    let mut layout = Layout::new();
+    let mut made = Vec::new();
+    for ((node, points), count) in nodes.iter().zip(held).zip(counts) {
+        made.clear();
+        ring.scheme().points(node, count, &mut made)?;
+        made.sort_unstable();
+        if made != points {
+            layout.insert(node.name.clone(), Given::Points(points));
+        }
+    }
+    Ok(layout)
 }
 
 #[cfg(test)]

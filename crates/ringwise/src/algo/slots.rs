@@ -46,7 +46,7 @@
 use crate::Error;
 use std::ops::RangeInclusive;
 
-use crate::algo::params::{Given, Layout, Params, Registered};
+use crate::algo::params::{Given, Layout, Params, Pinned, Registered};
 use crate::hash::{SLOT_COUNT, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -188,6 +188,7 @@ fn check(nodes: &NodeTable) -> Result<(), Error> {
             algorithm: ALGORITHM,
             operation: "weigh nodes".into(),
             reason: "Redis Cluster slots have no weights; leave every weight at 1",
+            node: None,
         });
     }
     Ok(())
@@ -285,7 +286,44 @@ impl Placement for Slots {
     }
 }
 
+impl Slots {
+    /// Every node's slots, as inclusive runs in slot order. O(16384).
+    fn layout(&self) -> Layout {
+        let mut runs: Layout = Layout::new();
+        let mut slot = 0u64;
+        while slot < SLOT_COUNT as u64 {
+            let Some(id) = self.owner(slot) else {
+                break;
+            };
+            let start = slot;
+            while slot + 1 < SLOT_COUNT as u64 && self.owner(slot + 1) == Some(id) {
+                slot += 1;
+            }
+            let name = self.nodes().name(id).unwrap_or_default().to_owned();
+            let runs = runs.entry(name).or_insert_with(|| Given::Slots(Vec::new()));
+            if let Given::Slots(ranges) = runs {
+                ranges.push(start as u16..=slot as u16);
+            }
+            slot += 1;
+        }
+        runs
+    }
+}
+
 impl Registered for Slots {
+    /// Every node's slot ranges: a grown table is not the balanced layout
+    /// of its nodes.
+    fn pin(&self) -> Result<Pinned, Error> {
+        Ok(Pinned {
+            layout: Some(self.layout()),
+            ..Pinned::default()
+        })
+    }
+
+    fn table_size(&self) -> Option<u64> {
+        Some(SLOT_COUNT as u64)
+    }
+
     fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
         Self::new(nodes)
     }

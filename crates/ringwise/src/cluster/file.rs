@@ -2,41 +2,91 @@
 //! error (feature `cluster-file`).
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use std::ops::RangeInclusive;
-
 use super::ClusterSpec;
+use super::parts::{Member, MemberField, Part, Rejected, Settings, SlotRange};
 use crate::AnyPlacement;
 use crate::Error;
-use crate::algo::removals::{self, READ_BY};
-use crate::algo::{Algorithm, Flavor, Given, Layout, Params};
+use crate::algo::Given;
+use crate::algo::removals;
 use crate::hash::StableHash;
-use crate::layers::{HashTag, Keyed};
-use crate::node::{Node, NodeTable};
+use crate::layers::Keyed;
+use crate::param::{Flavor, Param, ParamValue, Params};
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCluster {
-    algorithm: Option<Spanned<String>>,
-    hash: Option<Spanned<String>>,
-    vnodes: Option<Spanned<u32>>,
-    table_size: Option<Spanned<u64>>,
-    probes: Option<Spanned<u32>>,
-    max_points: Option<Spanned<u64>>,
-    flavor: Option<Spanned<String>>,
-    min_ring_size: Option<Spanned<u64>>,
-    max_ring_size: Option<Spanned<u64>>,
-    num_tokens: Option<Spanned<u32>>,
-    capacity: Option<Spanned<u32>>,
-    epsilon: Option<Spanned<f64>>,
-    secret: Option<Spanned<String>>,
-    hash_tag: Option<Spanned<String>>,
-    removed: Option<Spanned<Vec<Spanned<u32>>>>,
-    nodes: Spanned<Vec<RawNode>>,
+/// How a parameter's value is written in TOML, and read back.
+trait FromToml: Sized {
+    /// What the file holds.
+    type Raw: for<'de> Deserialize<'de>;
+    /// The value of `param`, or its error.
+    fn value(param: Param, raw: &Self::Raw) -> Result<ParamValue, Error>;
 }
+
+impl FromToml for u32 {
+    type Raw = u32;
+    fn value(_: Param, raw: &u32) -> Result<ParamValue, Error> {
+        Ok(ParamValue::Count((*raw).into()))
+    }
+}
+
+impl FromToml for u64 {
+    type Raw = u64;
+    fn value(_: Param, raw: &u64) -> Result<ParamValue, Error> {
+        Ok(ParamValue::Count(*raw))
+    }
+}
+
+impl FromToml for Flavor {
+    type Raw = String;
+    fn value(param: Param, raw: &String) -> Result<ParamValue, Error> {
+        param.parse(raw)
+    }
+}
+
+/// Declares the file's top-level table, one field per parameter of the
+/// list, each with its span.
+macro_rules! raw_cluster {
+    ([] $($(#[doc = $doc:literal])* $variant:ident($field:ident: $ty:ty) { $($rest:tt)* })+) => {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct RawCluster {
+            algorithm: Option<Spanned<String>>,
+            hash: Option<Spanned<String>>,
+            $($field: Option<Spanned<<$ty as FromToml>::Raw>>,)+
+            epsilon: Option<Spanned<f64>>,
+            secret: Option<Spanned<String>>,
+            hash_tag: Option<Spanned<String>>,
+            removed: Option<Spanned<Vec<Spanned<u32>>>>,
+            nodes: Spanned<Vec<RawNode>>,
+        }
+
+        impl RawCluster {
+            /// The parameters the file gives, in list order, or the first
+            /// one whose value is wrong.
+            fn params(&self) -> Result<Vec<(Param, ParamValue)>, Located> {
+                let mut given = Vec::new();
+                $(if let Some(raw) = &self.$field {
+                    let value = <$ty as FromToml>::value(Param::$variant, raw.get_ref())
+                        .map_err(|e| (raw.span(), stringify!($field), e))?;
+                    given.push((Param::$variant, value));
+                })+
+                Ok(given)
+            }
+
+            /// Where `param` is written, if it is.
+            fn param_span(&self, param: Param) -> Option<Range<usize>> {
+                match param {
+                    $(Param::$variant => self.$field.as_ref().map(Spanned::span),)+
+                }
+            }
+        }
+    };
+}
+
+crate::for_each_param!(raw_cluster);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,57 +108,43 @@ enum RawSlots {
     Text(String),
 }
 
-impl RawSlots {
-    fn range(&self) -> Result<RangeInclusive<u16>, String> {
-        let text = match self {
-            RawSlots::One(slot) => return Ok(*slot..=*slot),
-            RawSlots::Text(text) => text.trim(),
+impl RawNode {
+    /// The member this table describes.
+    fn member(&self) -> Member {
+        let slot = |s: &RawSlots| match s {
+            RawSlots::One(slot) => SlotRange::One(*slot),
+            RawSlots::Text(text) => SlotRange::Text(text.clone()),
         };
-        let number = |t: &str| {
-            t.trim().parse::<u16>().map_err(|_| {
-                format!(
-                    "{text:?} is not a slot or a range of slots such as \"0-5460\" or \"12000\""
-                )
-            })
-        };
-        match text.split_once('-') {
-            Some((start, end)) => Ok(number(start)?..=number(end)?),
-            None => number(text).map(|slot| slot..=slot),
+        Member {
+            name: self.name.get_ref().clone(),
+            weight: self.weight.as_ref().map(|w| *w.get_ref()),
+            zone: self.zone.as_ref().map(|z| z.get_ref().clone()),
+            points: self.points.as_ref().map(|p| p.get_ref().clone()),
+            tokens: self.tokens.as_ref().map(|t| t.get_ref().clone()),
+            slots: self
+                .slots
+                .as_ref()
+                .map(|s| s.get_ref().iter().map(slot).collect()),
         }
     }
-}
 
-impl RawNode {
-    /// What this node fixes by hand, and the span to blame for it.
-    fn given(&self) -> Result<Option<(Given, std::ops::Range<usize>)>, Located> {
-        let mut found = Vec::new();
-        if let Some(points) = &self.points {
-            found.push((Given::Points(points.get_ref().clone()), points.span()));
+    /// The span and name of `field`, or of the name when it is not written.
+    fn span_of(&self, field: MemberField) -> (Range<usize>, &'static str) {
+        let name = (self.name.span(), "name");
+        match field {
+            MemberField::Weight => self.weight.as_ref().map(|w| (w.span(), "weight")),
+            MemberField::Zone => self.zone.as_ref().map(|z| (z.span(), "zone")),
+            MemberField::Given => [
+                self.points.as_ref().map(|p| (p.span(), "points")),
+                self.tokens.as_ref().map(|t| (t.span(), "tokens")),
+                self.slots.as_ref().map(|s| (s.span(), "slots")),
+            ]
+            .into_iter()
+            .flatten()
+            .next(),
+            _ => None,
         }
-        if let Some(tokens) = &self.tokens {
-            found.push((Given::Tokens(tokens.get_ref().clone()), tokens.span()));
-        }
-        if let Some(slots) = &self.slots {
-            let ranges = slots.get_ref().iter().map(RawSlots::range);
-            let ranges = ranges
-                .collect::<Result<Vec<_>, String>>()
-                .map_err(|message| {
-                    let e = Error::InvalidLayout {
-                        node: Some(self.name.get_ref().clone()),
-                        message,
-                    };
-                    (slots.span(), "slots", e)
-                })?;
-            found.push((Given::Slots(ranges), slots.span()));
-        }
-        if found.len() > 1 {
-            let e = Error::InvalidLayout {
-                node: Some(self.name.get_ref().clone()),
-                message: "give one of points, tokens or slots, not several".into(),
-            };
-            return Err((self.name.span(), "name", e));
-        }
-        Ok(found.pop())
+        .unwrap_or(name)
     }
 }
 
@@ -166,7 +202,7 @@ impl ClusterSpec {
     /// The parsed spec, and what names the line of an error its build
     /// reports.
     fn read_toml(text: &str) -> Result<(Self, impl Fn(Error) -> Error + '_), Error> {
-        let at = move |span: std::ops::Range<usize>, field: &str, error: Error| {
+        let at = move |span: Range<usize>, field: &str, error: Error| {
             let message = match error {
                 Error::ClusterFile { message, .. } => message,
                 other => other.to_string(),
@@ -183,202 +219,115 @@ impl ClusterSpec {
             field: None,
             message: plain_words(e.message().trim()),
         })?;
-        let algorithm = match &raw.algorithm {
-            Some(a) => a
-                .get_ref()
-                .parse()
-                .map_err(|e| at(a.span(), "algorithm", e))?,
-            None => Algorithm::default(),
-        };
-        let flavor = match &raw.flavor {
-            Some(f) => f
-                .get_ref()
-                .parse::<Flavor>()
-                .map_err(|e| at(f.span(), "flavor", e))?,
-            None => Flavor::default(),
-        };
-        let hash_default = algorithm.default_hash_with(&Params {
-            flavor,
-            ..Params::DEFAULT
-        });
-        let hash = parse_hash(&raw, hash_default).map_err(|(span, field, e)| at(span, field, e))?;
-        let hash_tag = match &raw.hash_tag {
-            Some(t) => Some(HashTag::new(t.get_ref()).map_err(|e| at(t.span(), "hash_tag", e))?),
-            None => None,
-        };
-        let vnodes = match &raw.vnodes {
-            Some(v) if *v.get_ref() == 0 || *v.get_ref() > crate::MAX_VNODES => {
-                let e = Error::InvalidVnodes {
-                    vnodes: (*v.get_ref()).into(),
-                };
-                return Err(at(v.span(), "vnodes", e));
-            }
-            Some(v) => *v.get_ref(),
-            None => Params::DEFAULT.vnodes,
-        };
-        if raw.nodes.get_ref().is_empty()
-            && let Some(removed) = raw.removed.as_ref().filter(|r| !r.get_ref().is_empty())
-        {
-            let e = Error::ClusterFile {
-                line: None,
-                field: None,
-                message: format!(
-                    "every bucket is removed: `removed` lists {} buckets and no [[nodes]] \
-                     table is left; list the working nodes as [[nodes]] tables",
-                    removed.get_ref().len()
-                ),
-            };
-            return Err(at(removed.span(), "removed", e));
-        }
-        if raw.nodes.get_ref().is_empty() {
-            let e = Error::ClusterFile {
-                line: None,
-                field: None,
-                message: "the cluster has no nodes: add at least one [[nodes]] table".into(),
-            };
-            return Err(at(raw.nodes.span(), "nodes", e));
-        }
-        if let Some(e) = &raw.epsilon
-            && !(e.get_ref().is_finite() && *e.get_ref() > 0.0)
-        {
-            let e = Error::ClusterFile {
-                line: None,
-                field: None,
-                message: format!(
-                    "epsilon = {} must be a number above 0 (0.25 = at most 1.25x the fair share)",
-                    e.get_ref()
-                ),
-            };
-            return Err(at(
-                raw.epsilon.as_ref().map_or(0..0, Spanned::span),
-                "epsilon",
-                e,
-            ));
-        }
-        let mut nodes = Vec::with_capacity(raw.nodes.get_ref().len());
-        let mut layout = Layout::new();
-        let mut seen: HashMap<&str, usize> = HashMap::new();
-        for raw_node in raw.nodes.get_ref() {
-            if let Some((given, _)) = raw_node.given().map_err(|(s, f, e)| at(s, f, e))? {
-                layout.insert(raw_node.name.get_ref().clone(), given);
-            }
-            let name = &raw_node.name;
-            let node = Node {
-                name: name.get_ref().clone(),
-                weight: raw_node.weight.as_ref().map_or(1.0, |w| *w.get_ref()),
-                zone: raw_node.zone.as_ref().map(|z| z.get_ref().clone()),
-            };
-            if let Err(e) = node.validate() {
-                let (span, field) = match e {
-                    Error::InvalidWeight { .. } => {
-                        (raw_node.weight.as_ref().map(Spanned::span), "weight")
-                    }
-                    Error::InvalidZone { .. } => {
-                        (raw_node.zone.as_ref().map(Spanned::span), "zone")
-                    }
-                    _ => (None, "name"),
-                };
-                return Err(at(span.unwrap_or_else(|| name.span()), field, e));
-            }
-            // Where each name starts, as a byte offset: its line is counted
-            // only for an error (counting it for every node made parsing
-            // quadratic in the number of nodes).
-            if let Some(first) = seen.insert(name.get_ref(), name.span().start) {
-                let first = line_of(text, first);
-                let e = Error::ClusterFile {
-                    line: None,
-                    field: None,
-                    message: format!(
-                        "duplicate node {:?} (first defined on line {first}): \
-                         every node needs a unique name",
-                        name.get_ref()
-                    ),
-                };
-                return Err(at(name.span(), "name", e));
-            }
-            nodes.push(node);
-        }
-        let removed = removed_of(&raw, algorithm, nodes.len()).map_err(|(s, f, e)| at(s, f, e))?;
-        let params = Params {
-            hash,
-            vnodes,
-            table_size: raw
-                .table_size
-                .as_ref()
-                .map_or(Params::DEFAULT.table_size, |t| *t.get_ref()),
-            probes: raw
-                .probes
-                .as_ref()
-                .map_or(Params::DEFAULT.probes, |p| *p.get_ref()),
-            max_points: raw
-                .max_points
-                .as_ref()
-                .map_or(Params::DEFAULT.max_points, |m| *m.get_ref()),
-            flavor,
-            min_ring_size: raw
-                .min_ring_size
-                .as_ref()
-                .map_or(Params::DEFAULT.min_ring_size, |m| *m.get_ref()),
-            max_ring_size: raw
-                .max_ring_size
-                .as_ref()
-                .map_or(Params::DEFAULT.max_ring_size, |m| *m.get_ref()),
-            num_tokens: raw
-                .num_tokens
-                .as_ref()
-                .map_or(Params::DEFAULT.num_tokens, |n| *n.get_ref()),
-            capacity: raw
-                .capacity
-                .as_ref()
-                .map_or(Params::DEFAULT.capacity, |c| *c.get_ref()),
-        };
-        let spec = ClusterSpec {
-            algorithm,
-            params,
+        let settings = Settings {
+            algorithm: raw.algorithm.as_ref().map(|a| a.get_ref().clone()),
+            hash: raw.hash.as_ref().map(|h| h.get_ref().clone()),
+            secret: raw.secret.as_ref().map(|s| s.get_ref().clone()),
+            hash_tag: raw.hash_tag.as_ref().map(|t| t.get_ref().clone()),
             epsilon: raw.epsilon.as_ref().map(|e| *e.get_ref()),
-            listed: nodes.iter().map(|n: &Node| n.name.clone()).collect(),
-            nodes: NodeTable::new(nodes)?,
-            layout,
-            removed,
-            hash_tag,
-            hash_named: raw.hash.is_some(),
+            params: raw.params().map_err(|(s, f, e)| at(s, f, e))?,
+            removed: raw
+                .removed
+                .as_ref()
+                .map(|r| r.get_ref().iter().map(|b| *b.get_ref()).collect()),
         };
-        // A bad parameter names its own line: the hash's (or the
-        // algorithm's, for a hash the algorithm cannot use), the table
-        // size's, the probe count's, the point budget's.
-        let param_at = move |e: Error| {
-            let span = match &e {
-                Error::InvalidParameter { parameter, .. } => match *parameter {
-                    "hash" => raw
-                        .hash
-                        .as_ref()
-                        .or(raw.algorithm.as_ref())
-                        .map(Spanned::span),
-                    "table_size" => raw.table_size.as_ref().map(Spanned::span),
-                    "probes" => raw.probes.as_ref().map(Spanned::span),
-                    "max_points" => raw.max_points.as_ref().map(Spanned::span),
-                    "min_ring_size" => raw.min_ring_size.as_ref().map(Spanned::span),
-                    "max_ring_size" => raw.max_ring_size.as_ref().map(Spanned::span),
-                    "num_tokens" => raw.num_tokens.as_ref().map(Spanned::span),
-                    "capacity" => raw.capacity.as_ref().map(Spanned::span),
-                    _ => None,
-                }
-                .map(|span| (span, *parameter)),
-                Error::InvalidLayout {
-                    node: Some(name), ..
-                } => given_span(&raw, name),
-                Error::Unsupported { operation, .. } if operation.starts_with("weigh node") => {
-                    weight_span(&raw, operation)
-                }
-                _ => None,
-            };
-            match span {
-                Some((span, field)) => at(span, field, e),
-                None => at(raw.nodes.span(), "nodes", e),
-            }
+        refuse_empty(&raw).map_err(|(s, f, e)| at(s, f, e))?;
+        refuse_duplicates(&raw, text).map_err(|(s, f, e)| at(s, f, e))?;
+        let members: Vec<Member> = raw.nodes.get_ref().iter().map(RawNode::member).collect();
+        let spec =
+            ClusterSpec::from_parts(&settings, &members).map_err(|Rejected { part, error }| {
+                let (span, field) = raw.span_of(part);
+                at(span, field, error)
+            })?;
+        // A build error names the line of the part it blames (the table
+        // size's, a node's weight or points...), from its fields.
+        let blamed = spec.clone();
+        let locate = move |e: Error| {
+            let (span, field) = raw.span_of(blamed.part_of(&e));
+            at(span, field, e)
         };
-        Ok((spec, param_at))
+        Ok((spec, locate))
     }
+}
+
+impl RawCluster {
+    /// Where `part` is written, and its field's name; the node list when
+    /// the part is not written (a default that fails the build).
+    fn span_of(&self, part: Part) -> (Range<usize>, &'static str) {
+        let nodes = (self.nodes.span(), "nodes");
+        let top = |value: Option<Range<usize>>, field| value.map_or(nodes.clone(), |v| (v, field));
+        match part {
+            Part::Algorithm => top(self.algorithm.as_ref().map(Spanned::span), "algorithm"),
+            // A hash the algorithm cannot use: the hash's line, else the
+            // algorithm's.
+            Part::Hash => match &self.hash {
+                Some(hash) => (hash.span(), "hash"),
+                None => top(self.algorithm.as_ref().map(Spanned::span), "hash"),
+            },
+            Part::Secret => top(self.secret.as_ref().map(Spanned::span), "secret"),
+            Part::HashTag => top(self.hash_tag.as_ref().map(Spanned::span), "hash_tag"),
+            Part::Epsilon => top(self.epsilon.as_ref().map(Spanned::span), "epsilon"),
+            Part::Param(param) => top(self.param_span(param), param.name()),
+            Part::Removed(index) => {
+                let list = self.removed.as_ref();
+                let entry = index
+                    .and_then(|i| list?.get_ref().get(i))
+                    .map(Spanned::span);
+                top(entry.or(list.map(Spanned::span)), "removed")
+            }
+            Part::Member { index, field } => match self.nodes.get_ref().get(index) {
+                Some(node) => node.span_of(field),
+                None => nodes,
+            },
+            _ => nodes,
+        }
+    }
+}
+
+/// A file without `[[nodes]]` (with the words of a file: add a table).
+fn refuse_empty(raw: &RawCluster) -> Result<(), Located> {
+    if !raw.nodes.get_ref().is_empty() {
+        return Ok(());
+    }
+    let problem = |message| Error::ClusterFile {
+        line: None,
+        field: None,
+        message,
+    };
+    if let Some(removed) = raw.removed.as_ref().filter(|r| !r.get_ref().is_empty()) {
+        let message = format!(
+            "every bucket is removed: `removed` lists {} buckets and no [[nodes]] \
+             table is left; list the working nodes as [[nodes]] tables",
+            removed.get_ref().len()
+        );
+        return Err((removed.span(), "removed", problem(message)));
+    }
+    let message = "the cluster has no nodes: add at least one [[nodes]] table".into();
+    Err((raw.nodes.span(), "nodes", problem(message)))
+}
+
+/// A name given twice, with the line of its first table. Where each name
+/// starts is kept as a byte offset: its line is counted only for an error
+/// (counting it for every node made parsing quadratic in the nodes).
+fn refuse_duplicates(raw: &RawCluster, text: &str) -> Result<(), Located> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for node in raw.nodes.get_ref() {
+        let name = &node.name;
+        if let Some(first) = seen.insert(name.get_ref(), name.span().start) {
+            let e = Error::ClusterFile {
+                line: None,
+                field: None,
+                message: format!(
+                    "duplicate node {:?} (first defined on line {}): every node needs a \
+                     unique name",
+                    name.get_ref(),
+                    line_of(text, first)
+                ),
+            };
+            return Err((name.span(), "name", e));
+        }
+    }
+    Ok(())
 }
 
 impl ClusterSpec {
@@ -412,16 +361,10 @@ impl ClusterSpec {
             let _ = writeln!(out, "epsilon = {epsilon:?}");
         }
         for name in p.differing(&Params::DEFAULT) {
-            let value = match name {
-                "vnodes" => p.vnodes.to_string(),
-                "table_size" => p.table_size.to_string(),
-                "probes" => p.probes.to_string(),
-                "max_points" => p.max_points.to_string(),
-                "flavor" => quoted(p.flavor.name()),
-                "min_ring_size" => p.min_ring_size.to_string(),
-                "max_ring_size" => p.max_ring_size.to_string(),
-                "capacity" => p.capacity.to_string(),
-                _ => p.num_tokens.to_string(),
+            let value = match name.parse::<Param>().map(|param| p.get(param)) {
+                Ok(ParamValue::Flavor(flavor)) => quoted(flavor.name()),
+                Ok(value) => value.to_string(),
+                Err(_) => continue,
             };
             let _ = writeln!(out, "{name} = {value}");
         }
@@ -491,87 +434,8 @@ fn given_list(given: &Given) -> String {
     items.join(", ")
 }
 
-type Located = (std::ops::Range<usize>, &'static str, Error);
-
-/// The file's `removed` list, checked against the algorithm and the
-/// `working` nodes listed; each error names the entry at fault.
-fn removed_of(raw: &RawCluster, algorithm: Algorithm, working: usize) -> Result<Vec<u32>, Located> {
-    let Some(list) = &raw.removed else {
-        return Ok(Vec::new());
-    };
-    let removed: Vec<u32> = list.get_ref().iter().map(|b| *b.get_ref()).collect();
-    let problem = |span, message: String| {
-        let e = Error::ClusterFile {
-            line: None,
-            field: None,
-            message,
-        };
-        (span, "removed", e)
-    };
-    if !removed.is_empty() && !algorithm.reads_removed() {
-        let message = format!("algorithm {algorithm} has no removed buckets: {READ_BY}");
-        return Err(problem(list.span(), message));
-    }
-    removals::check(&removed, working).map_err(|p| {
-        let entry = p.index.and_then(|i| list.get_ref().get(i));
-        problem(entry.map_or(list.span(), Spanned::span), p.message)
-    })?;
-    Ok(removed)
-}
-
-/// The span and field of what node `name` gives by hand (or its name).
-fn given_span(raw: &RawCluster, name: &str) -> Option<(std::ops::Range<usize>, &'static str)> {
-    let node = raw
-        .nodes
-        .get_ref()
-        .iter()
-        .find(|n| n.name.get_ref() == name)?;
-    let given = [
-        node.points.as_ref().map(|p| (p.span(), "points")),
-        node.tokens.as_ref().map(|t| (t.span(), "tokens")),
-        node.slots.as_ref().map(|s| (s.span(), "slots")),
-    ];
-    given
-        .into_iter()
-        .flatten()
-        .next()
-        .or(Some((node.name.span(), "name")))
-}
-
-/// The span of the weight an `Unsupported { operation: "weigh node \"N\" W" }`
-/// names.
-fn weight_span(
-    raw: &RawCluster,
-    operation: &str,
-) -> Option<(std::ops::Range<usize>, &'static str)> {
-    raw.nodes.get_ref().iter().find_map(|n| {
-        let named = operation.contains(&format!("{:?}", n.name.get_ref()));
-        named.then(|| n.weight.as_ref().map(|w| (w.span(), "weight")))?
-    })
-}
-
-fn parse_hash(raw: &RawCluster, default: StableHash) -> Result<StableHash, Located> {
-    let secret = raw.secret.as_ref();
-    let Some(hash) = &raw.hash else {
-        return match secret {
-            None => Ok(default),
-            Some(s) => Err((
-                s.span(),
-                "secret",
-                Error::InvalidSecret {
-                    reason: "a secret needs `hash = \"siphash\"`; the default xxh3 is unkeyed"
-                        .into(),
-                },
-            )),
-        };
-    };
-    StableHash::from_name(hash.get_ref(), secret.map(|s| s.get_ref().as_str())).map_err(|e| match (
-        &e, secret,
-    ) {
-        (Error::InvalidSecret { .. }, Some(s)) => (s.span(), "secret", e),
-        _ => (hash.span(), "hash", e),
-    })
-}
+/// An error with the span and field to blame.
+type Located = (Range<usize>, &'static str, Error);
 
 /// TOML's messages in the words of the file: serde names the Rust types it
 /// expected (`expected f64`, `expected struct RawNode`), which mean nothing

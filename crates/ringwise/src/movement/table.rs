@@ -16,18 +16,12 @@ use std::collections::BTreeMap;
 
 use super::{Method, MovedRange, Movement, Names};
 use crate::algo::AnyPlacement;
-use crate::hash::SLOT_COUNT;
 use crate::placement::Placement;
 
 /// The table size both snapshots share, if both are slot tables.
 pub(super) fn common_size(old: &AnyPlacement, new: &AnyPlacement) -> Option<u64> {
-    let size = |p: &AnyPlacement| match p {
-        AnyPlacement::Slots(_) => Some(SLOT_COUNT as u64),
-        AnyPlacement::Maglev(m) => Some(m.table_size()),
-        _ => None,
-    };
-    let same_kind = std::mem::discriminant(old) == std::mem::discriminant(new);
-    match (size(old), size(new)) {
+    let same_kind = old.algorithm() == new.algorithm();
+    match (old.table_size(), new.table_size()) {
         (Some(a), Some(b)) if a == b && same_kind => Some(a),
         _ => None,
     }

@@ -189,6 +189,7 @@ impl Explicit {
             operation: format!("make points for node {:?}", node.name),
             reason: "this ring's points are explicit: give them with `node_points` \
                      or `with_node_points`",
+            node: None,
         }
     }
 }
