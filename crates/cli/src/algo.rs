@@ -6,12 +6,12 @@
 //! Help lists the registry's names; an unknown name is a usage error (exit
 //! 2) carrying the core's message, which names the accepted values. The
 //! secret is checked with the hash later, where each command knows its
-//! default hash.
+//! default hash. The algorithms' parameters are `params.rs`'s.
 
 use std::ffi::OsStr;
 
 use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
-use ringwise::{Algorithm, Error, Flavor, MAX_CAPACITY, MAX_VNODES, Params, StableHash};
+use ringwise::{Algorithm, Error, Flavor, StableHash};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct AlgoArgs {
@@ -25,74 +25,6 @@ pub struct AlgoArgs {
     /// 128-bit secret as 32 hex digits, for --hash siphash.
     #[arg(long, value_name = "HEX")]
     pub secret: Option<String>,
-}
-
-/// Envoy's largest ring (`max_ring_size`'s default and limit).
-const ENVOY_MAX_RING_SIZE: u64 = 8_388_608;
-
-/// The compatibility flavours' parameters: one declaration for `lookup`,
-/// `inspect` and `simulate`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct FlavorArgs {
-    /// Which client's ketama (ketama; default libmemcached). twemproxy's
-    /// default key hash is fnv1a64-twemproxy, the others' md5-le32.
-    #[arg(long, value_name = "NAME", value_parser = flavors())]
-    pub flavor: Option<Flavor>,
-    /// Envoy's min_ring_size (envoy-ring; default 1024, 1 to 8388608).
-    #[arg(long, value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..=ENVOY_MAX_RING_SIZE))]
-    pub min_ring_size: Option<u64>,
-    /// Envoy's max_ring_size (envoy-ring; default and at most 8388608).
-    #[arg(long, value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..=ENVOY_MAX_RING_SIZE))]
-    pub max_ring_size: Option<u64>,
-    /// Tokens per unit of weight of a node whose tokens the cluster file
-    /// does not list (cassandra; default 16).
-    #[arg(long, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_VNODES)))]
-    pub num_tokens: Option<u32>,
-    /// Fixed number of buckets, working or not (anchor, dx; default twice
-    /// the nodes, at least 256; at most 4194304). A new capacity moves keys.
-    #[arg(long, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CAPACITY)))]
-    pub capacity: Option<u32>,
-}
-
-impl FlavorArgs {
-    /// Sets the parameters that were given.
-    pub fn apply(&self, params: &mut Params) {
-        if let Some(flavor) = self.flavor {
-            params.flavor = flavor;
-        }
-        if let Some(size) = self.min_ring_size {
-            params.min_ring_size = size;
-        }
-        if let Some(size) = self.max_ring_size {
-            params.max_ring_size = size;
-        }
-        if let Some(tokens) = self.num_tokens {
-            params.num_tokens = tokens;
-        }
-        if let Some(capacity) = self.capacity {
-            params.capacity = capacity;
-        }
-    }
-
-    /// Which were given, by parameter name.
-    pub fn given(&self) -> [(&'static str, bool); 5] {
-        [
-            ("flavor", self.flavor.is_some()),
-            ("min_ring_size", self.min_ring_size.is_some()),
-            ("max_ring_size", self.max_ring_size.is_some()),
-            ("num_tokens", self.num_tokens.is_some()),
-            ("capacity", self.capacity.is_some()),
-        ]
-    }
-
-    /// Whether either of Envoy's ring sizes was given.
-    pub fn ring_size_given(&self) -> bool {
-        self.min_ring_size.is_some() || self.max_ring_size.is_some()
-    }
 }
 
 /// A clap value parser over one of the core's name registries.

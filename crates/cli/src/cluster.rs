@@ -1,8 +1,8 @@
 //! The cluster options of `lookup` and `inspect`: `--cluster FILE` or
 //! `--nodes NAME[=WEIGHT][@ZONE],...`, with `--algo`, `--hash`, `--secret`,
-//! `--vnodes`, `--table-size`, `--probes`, `--max-points`, `--flavor`,
-//! `--min-ring-size`, `--max-ring-size`, `--num-tokens` and `--hash-tag`
-//! overriding what the file says.
+//! one option per parameter of the core's list (`params.rs`: `--vnodes`,
+//! `--table-size`, ..., `--capacity`) and `--hash-tag` overriding what the
+//! file says.
 //!
 //! The key hash: `--hash` if given; else the file's `hash` if it names one
 //! (and `--algo` keeps its algorithm); else the algorithm's own for the
@@ -20,12 +20,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow};
 use clap::Args;
 use ringwise::{
-    Algorithm, AnyPlacement, ClusterSpec, Error, HashTag, Keyed, MAX_POINTS_CEILING, MAX_VNODES,
-    MultiProbe, Node, StableHash, point_count,
+    Algorithm, AnyPlacement, ClusterSpec, Error, HashTag, Keyed, Param, StableHash, point_count,
 };
 
 use crate::Failure;
-use crate::algo::{AlgoArgs, FlavorArgs};
+use crate::algo::AlgoArgs;
+use crate::params::ParamArgs;
 
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -46,24 +46,9 @@ pub struct ClusterArgs {
     etcd: crate::live::EtcdArgs,
     #[command(flatten)]
     algo: AlgoArgs,
-    /// Virtual nodes per unit of weight (ring; default 160).
-    #[arg(long, value_name = "V",
-          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_VNODES)))]
-    vnodes: Option<u32>,
-    /// Lookup table size, a prime (maglev; default 65537).
-    #[arg(long, value_name = "M")]
-    table_size: Option<u64>,
-    /// Probes per key (multiprobe; default 21).
-    #[arg(long, value_name = "K",
-          value_parser = clap::value_parser!(u32).range(1..=i64::from(MultiProbe::MAX_PROBES)))]
-    probes: Option<u32>,
-    /// Most points the ring may hold (ring, ketama, nginx, envoy-ring,
-    /// cassandra; default 16777216 = 2^24, at most 268435456 = 2^28).
-    #[arg(long, value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..=MAX_POINTS_CEILING))]
-    max_points: Option<u64>,
+    /// The algorithms' parameters, one option each (`params.rs`).
     #[command(flatten)]
-    flavors: FlavorArgs,
+    params: ParamArgs,
     /// Hash only the part of a key between these two characters, e.g. `{}`
     /// puts user:{42}:a and user:{42}:b together (any algorithm;
     /// twemproxy's hash_tag).
@@ -140,19 +125,7 @@ impl ClusterArgs {
         }
         let algorithm = spec.algorithm;
         let params = &mut spec.params;
-        if let Some(vnodes) = self.vnodes {
-            params.vnodes = vnodes;
-        }
-        if let Some(size) = self.table_size {
-            params.table_size = size;
-        }
-        if let Some(probes) = self.probes {
-            params.probes = probes;
-        }
-        if let Some(max_points) = self.max_points {
-            params.max_points = max_points;
-        }
-        self.flavors.apply(params);
+        self.params.apply(params);
         if !keep_hash {
             params.hash = algorithm.default_hash_with(params);
         }
@@ -168,22 +141,6 @@ impl ClusterArgs {
         Ok((spec, file))
     }
 
-    /// The parameter options given on the command line, by parameter name.
-    fn given(&self) -> [(&'static str, bool); 9] {
-        let [flavor, min, max, tokens, capacity] = self.flavors.given();
-        [
-            ("vnodes", self.vnodes.is_some()),
-            ("table_size", self.table_size.is_some()),
-            ("probes", self.probes.is_some()),
-            ("max_points", self.max_points.is_some()),
-            flavor,
-            min,
-            max,
-            tokens,
-            capacity,
-        ]
-    }
-
     /// A build error: a usage error when an option caused it (a table
     /// size that is not prime, a hash the algorithm cannot use...), bad
     /// data when the nodes or the file did.
@@ -197,16 +154,17 @@ impl ClusterArgs {
             Error::InvalidParameter { parameter, .. }
                 if matches!(*parameter, "min_ring_size" | "max_ring_size") =>
             {
-                self.flavors
+                self.params
                     .ring_size_given()
                     .then_some("--min-ring-size/--max-ring-size")
             }
             // A file's `removed` buckets under an --algo that keeps none.
             Error::InvalidLayout { node: None, .. } if self.algo.algo.is_some() => Some("--algo"),
             Error::InvalidParameter { parameter, .. } => self
+                .params
                 .given()
-                .into_iter()
-                .any(|(name, given)| given && name == *parameter)
+                .iter()
+                .any(|&(param, _)| param == *parameter)
                 .then_some(*parameter),
             _ => None,
         };
@@ -222,20 +180,23 @@ impl ClusterArgs {
     fn warn_ignored(&self, spec: &ClusterSpec) {
         let algorithm = spec.algorithm;
         let reads = algorithm.reads();
-        let given = self.given();
-        for (name, _) in given.iter().filter(|&&(n, g)| g && !reads.contains(&n)) {
+        let given = self.params.given();
+        for &(param, _) in given.iter().filter(|(p, _)| !reads.contains(p)) {
             say!(
                 "ringwise: warning: --{} is ignored: {algorithm} does not read it ({})",
-                name.replace('_', "-"),
-                read_by(name)
+                param.flag(),
+                read_by(param)
             );
         }
         for name in spec.ignored_params() {
-            if !given.contains(&(name, true)) {
+            let Ok(param) = name.parse::<Param>() else {
+                continue;
+            };
+            if !self.params.has(param) {
                 say!(
                     "ringwise: warning: `{name}` in the cluster file is ignored: \
                      {algorithm} does not read it ({})",
-                    read_by(name)
+                    read_by(param)
                 );
             }
         }
@@ -244,7 +205,7 @@ impl ClusterArgs {
 
 /// "only ring reads it", "only ring, ketama and nginx read it", from the
 /// registry.
-fn read_by(param: &str) -> String {
+fn read_by(param: Param) -> String {
     let readers: Vec<&str> = Algorithm::ALL
         .iter()
         .filter(|a| a.reads().contains(&param))
@@ -362,18 +323,11 @@ fn text(path: &Path, bytes: Vec<u8>) -> Result<String, Failure> {
 }
 
 /// The algorithms whose placement is a ring of points (`as_ring`), from
-/// the registry: each is built once over one node. For error messages.
+/// the registry. For error messages.
 pub fn ring_shaped() -> Vec<&'static str> {
     Algorithm::ALL
         .iter()
-        .filter(|&&a| {
-            let params = ringwise::Params {
-                hash: a.default_hash(),
-                ..ringwise::Params::DEFAULT
-            };
-            AnyPlacement::build(a, vec![Node::new("probe")], &params)
-                .is_ok_and(|p| p.as_ring().is_some())
-        })
+        .filter(|a| a.ring_shaped())
         .map(|a| a.name())
         .collect()
 }

@@ -22,7 +22,8 @@ use std::io::Write;
 
 use anyhow::anyhow;
 use ringwise::{
-    Algorithm, AnyPlacement, ClusterSpec, Keyed, Placement, RingStats, RingView, StableHash, Width,
+    Algorithm, AnyPlacement, ClusterSpec, Keyed, Param, ParamValue, Placement, RingStats, RingView,
+    StableHash, Width,
 };
 
 use crate::Failure;
@@ -228,33 +229,31 @@ fn width_words(width: Width) -> &'static str {
 }
 
 /// The settings the algorithm reads besides the hash and the point budget,
-/// by their cluster-file names: `vnodes` (ring), `table_size` (maglev),
-/// `probes` (multiprobe), `flavor` (ketama), `min_ring_size` and
-/// `max_ring_size` (envoy-ring), `num_tokens` (cassandra, unless every node
-/// lists its tokens), `capacity` (anchor, dx: the one built, also when
-/// the default chose it).
+/// by their cluster-file names, from the registry (`vnodes` for ring,
+/// `table_size` for maglev, ...): `num_tokens` unless every node lists its
+/// tokens, `capacity` as built, also when the default chose it.
 fn settings(spec: &ClusterSpec) -> Vec<(&'static str, serde_json::Value)> {
     let p = &spec.params;
     let all_listed = spec.nodes.iter().all(|n| spec.layout.contains_key(&n.name));
     spec.algorithm
         .reads()
         .iter()
-        .filter_map(|&name| {
-            let value: serde_json::Value = match name {
-                "vnodes" => p.vnodes.into(),
-                "table_size" => p.table_size.into(),
-                "probes" => p.probes.into(),
-                "flavor" => p.flavor.name().into(),
-                "min_ring_size" => p.min_ring_size.into(),
-                "max_ring_size" => p.max_ring_size.into(),
-                "num_tokens" if !all_listed => p.num_tokens.into(),
-                "capacity" => p
+        .filter_map(|&param| {
+            let value: serde_json::Value = match (param, p.get(param)) {
+                // Shown with the points, not among the settings.
+                (Param::MaxPoints, _) => return None,
+                // Listed tokens leave the count unread.
+                (Param::NumTokens, _) if all_listed => return None,
+                // The one built, also when the default chose it.
+                (Param::Capacity, _) => p
                     .capacity_for(spec.algorithm.name(), spec.nodes.len())
                     .unwrap_or(p.capacity)
                     .into(),
+                (_, ParamValue::Flavor(flavor)) => flavor.name().into(),
+                (_, ParamValue::Count(n)) => n.into(),
                 _ => return None,
             };
-            Some((name, value))
+            Some((param.name(), value))
         })
         .collect()
 }

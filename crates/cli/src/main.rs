@@ -43,6 +43,7 @@ mod keys;
 mod live;
 mod lookup;
 mod nodes;
+mod params;
 mod plan;
 mod simulate;
 mod svg;

@@ -17,8 +17,9 @@ use ringwise::{Params, StableHash};
 use ringwise_sim::{Config, Experiment, Progress, Quiet};
 
 use crate::Failure;
-use crate::algo::{AlgoArgs, FlavorArgs};
+use crate::algo::AlgoArgs;
 use crate::format::{Format, Json, Versioned, write_json};
+use crate::params::ParamArgs;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -33,7 +34,7 @@ pub struct Args {
     #[command(flatten)]
     algo: AlgoArgs,
     #[command(flatten)]
-    flavors: FlavorArgs,
+    flavors: ParamArgs<true>,
     /// Keys user:0 .. user:{KEYS-1}; at most 10^9 (about a minute per 10^8
     /// keys per experiment pass on two cores; memory stays near 64 MB). A
     /// run is refused up front (exit 2) past 2·10^10 key lookups plus seeds
