@@ -384,14 +384,4 @@ mod tests {
             "moved past the held link's endpoint"
         );
     }
-
-    #[tokio::test]
-    async fn no_endpoint_is_a_clear_error_not_a_panic() {
-        let mut none = Connection::parse("127.0.0.1:2379").expect("one");
-        none.endpoints.clear();
-        match crate::read(&none, "/p").await {
-            Err(Error::InvalidOption { option, .. }) => assert_eq!(option, "endpoints"),
-            other => panic!("{other:?}"),
-        }
-    }
 }
