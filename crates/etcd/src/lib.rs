@@ -37,14 +37,14 @@
 //! # Ok(()) }
 //! ```
 
-use std::time::Duration;
-
+mod backoff;
 mod cluster;
 mod connect;
 mod error;
 pub mod member;
 mod registrar;
 mod store;
+mod task;
 mod watcher;
 
 pub use cluster::Cluster;
@@ -54,85 +54,3 @@ pub use member::{Listed, Member};
 pub use registrar::{DEFAULT_TTL, Registrar};
 pub use store::{configure, read, settings};
 pub use watcher::{Options, Status, Watcher};
-
-/// A background task that stops when told (or when dropped): what a
-/// registrar and a watcher run.
-#[derive(Debug)]
-pub(crate) struct Task {
-    stop: tokio::sync::watch::Sender<bool>,
-    handle: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl Task {
-    /// Spawns `run`, which must return soon after its receiver changes.
-    pub(crate) fn spawn<F>(run: impl FnOnce(tokio::sync::watch::Receiver<bool>) -> F) -> Self
-    where
-        F: std::future::Future<Output = ()> + Send + 'static,
-    {
-        let (stop, stopped) = tokio::sync::watch::channel(false);
-        Task {
-            stop,
-            handle: Some(tokio::spawn(run(stopped))),
-        }
-    }
-
-    /// Tells the task to stop and waits until it has.
-    pub(crate) async fn stop(&mut self) {
-        let _ = self.stop.send(true);
-        if let Some(handle) = self.handle.take() {
-            let _ = handle.await;
-        }
-    }
-}
-
-impl Drop for Task {
-    fn drop(&mut self) {
-        let _ = self.stop.send(true);
-        if let Some(handle) = self.handle.take() {
-            handle.abort();
-        }
-    }
-}
-
-/// The pause before retry `attempt` (1, 2, ...): 50 ms doubling up to
-/// `max`, then a random 50–100 % of it ("equal jitter"), so clients that
-/// lost etcd together do not come back in step.
-pub(crate) fn backoff(attempt: u32, max: Duration) -> Duration {
-    let full = Duration::from_millis(50)
-        .saturating_mul(1 << attempt.saturating_sub(1).min(16))
-        .min(max);
-    // Jitter from the clock's nanoseconds: retry timing only, never
-    // placement.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let mixed = u64::from(nanos).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
-    let fraction = 0.5 + 0.5 * (mixed as f64 / u32::MAX as f64);
-    full.mul_f64(fraction)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_to_its_cap_with_jitter() {
-        let max = Duration::from_secs(1);
-        for attempt in 1..40 {
-            let pause = backoff(attempt, max);
-            let full = Duration::from_millis(50 << (attempt - 1).min(5)).min(max);
-            assert!(pause >= full / 2 && pause <= full, "{attempt}: {pause:?}");
-        }
-        // Jitter: draws for one attempt differ and spread over the range
-        // (without it, all 200 would be the full 400 ms).
-        let draws: Vec<Duration> = (0..200).map(|_| backoff(4, max)).collect();
-        let distinct: std::collections::BTreeSet<Duration> = draws.iter().copied().collect();
-        assert!(distinct.len() > 100, "{} distinct of 200", distinct.len());
-        let (low, high) = (draws.iter().min(), draws.iter().max());
-        let spread = high.zip(low).map(|(h, l)| *h - *l);
-        assert!(
-            spread > Some(Duration::from_millis(100)),
-            "spread {spread:?} of a 200 ms range"
-        );
-    }
-}

@@ -35,9 +35,11 @@ use std::time::{Duration, Instant};
 use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
 use tokio::sync::watch;
 
+use crate::Error;
+use crate::backoff::backoff;
 use crate::connect::{Connection, Link, bounded};
 use crate::member::{Member, node_key};
-use crate::{Error, Task, backoff};
+use crate::task::Task;
 
 /// The default lease time to live.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(10);

@@ -161,3 +161,18 @@ pub(crate) async fn list(
     }
     Ok((contents, revision))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn no_endpoint_is_a_clear_error_not_a_panic() {
+        let mut none = Connection::parse("127.0.0.1:2379").expect("one");
+        none.endpoints.clear();
+        match read(&none, "/p").await {
+            Err(Error::InvalidOption { option, .. }) => assert_eq!(option, "endpoints"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

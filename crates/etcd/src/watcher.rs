@@ -42,11 +42,13 @@ use etcd_client::{EventType, WatchOptions as EtcdWatchOptions, WatchResponse};
 use ringwise::{Live, Snapshot};
 use tokio::sync::{Semaphore, watch};
 
+use crate::Error;
+use crate::backoff::backoff;
 use crate::cluster::Cluster;
 use crate::connect::{Connection, Link, bounded};
 use crate::member::Contents;
 use crate::store::list_anywhere;
-use crate::{Error, Task, backoff};
+use crate::task::Task;
 
 /// How a [`Watcher`] follows etcd.
 #[derive(Debug, Clone)]

@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::config::{Config, Experiment, nodes_named};
 use crate::error::SimError;
 use crate::keys::{KeyText, Keys};
-use crate::report::Skipped;
+use crate::skipped::Skipped;
 
 /// Cluster sizes compared: the run's `nodes` and ten times as many.
 pub fn sizes(config: &Config) -> [u32; 2] {

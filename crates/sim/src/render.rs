@@ -66,3 +66,57 @@ pub fn rounded(value: serde_json::Value) -> serde_json::Value {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ringwise::Algorithm;
+
+    use super::*;
+    use crate::config::{Config, Experiment};
+    use crate::progress::Quiet;
+    use crate::run::run;
+
+    fn small(algo: Algorithm, experiments: &[Experiment]) -> Report {
+        let config = Config {
+            algo,
+            keys: 3000,
+            seed_keys: 500,
+            seeds: 2,
+            rendezvous_keys: 500,
+            vnodes: vec![1, 10],
+            experiments: experiments.to_vec(),
+            ..Config::default()
+        };
+        run(&config, &Quiet).expect("a small run")
+    }
+
+    #[test]
+    fn every_row_fills_every_column_and_both_renderers_show_every_section() {
+        let ring = small(Algorithm::Ring, &Experiment::ALL);
+        let jump = small(Algorithm::Jump, &[Experiment::Failure, Experiment::Weights]);
+        for (report, expected) in [(&ring, Experiment::ALL.len()), (&jump, 1)] {
+            let sections = sections(report);
+            let names: Vec<&str> = sections.iter().map(|s| s.name).collect();
+            assert_eq!(sections.len(), expected, "{names:?}");
+            for section in &sections {
+                for row in &section.rows {
+                    assert_eq!(row.len(), section.columns.len(), "{}", section.name);
+                }
+            }
+            let csv = csv(report);
+            let headers: Vec<&str> = csv
+                .lines()
+                .filter(|l| l.starts_with("experiment,"))
+                .collect();
+            assert_eq!(headers.len(), sections.len(), "{csv}");
+            assert_eq!(csv.split("\n\n").count(), sections.len(), "{csv}");
+            let text = text(report);
+            for section in &sections {
+                let first = section.title.first().map_or(section.name, String::as_str);
+                assert!(text.contains(first), "{first:?} missing from:\n{text}");
+            }
+        }
+        assert!(text(&jump).contains("\nfailure: skipped: jump cannot"));
+        assert!(csv(&jump).starts_with("experiment,skipped,reason\nskipped,failure,"));
+    }
+}

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use crate::config::{Config, Experiment};
+use crate::config::Config;
+use crate::skipped::Skipped;
 use crate::{bounded, compare, cost, failure, modulo, rendezvous, seeds, single, weights};
 
 /// Everything a run measured. Experiments that were not selected are absent.
@@ -37,12 +38,4 @@ pub struct Report {
     pub skipped: Vec<Skipped>,
     /// Wall time of the run, seconds.
     pub elapsed_s: f64,
-}
-
-/// An experiment left out because the algorithm cannot do what it needs,
-/// or a row of one left out for its cost (the reason says which).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Skipped {
-    pub experiment: Experiment,
-    pub reason: String,
 }

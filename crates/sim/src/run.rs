@@ -16,7 +16,8 @@ use crate::config::{Config, Experiment};
 use crate::error::SimError;
 use crate::keys::Keys;
 use crate::progress::Progress;
-use crate::report::{Report, Skipped};
+use crate::report::Report;
+use crate::skipped::Skipped;
 use crate::{bounded, compare, cost, failure, modulo, rendezvous, seeds, single, weights};
 
 /// Runs the selected experiments with the configured algorithm, every
