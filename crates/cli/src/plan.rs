@@ -23,6 +23,7 @@
 //! 16 points), O(K · N · P · R) for `--rebalance K`.
 
 mod keys;
+mod ranges;
 mod rehash;
 mod render;
 mod text;
