@@ -9,7 +9,7 @@
 //! final parameters ([`Algorithm::default_hash_with`]), so `--algo ketama
 //! --flavor twemproxy` hashes keys with twemproxy's `fnv1a64-twemproxy`.
 //!
-//! Exit codes follow the one rule of `main.rs`: a rejected option is a usage
+//! Exit codes follow the one rule of `failure.rs`: a rejected option is a usage
 //! error (2), a rejected node list or cluster file is bad data (65). Options
 //! and file keys the chosen algorithm does not read are accepted with a
 //! warning on stderr, and a ring big enough to take more than about a second

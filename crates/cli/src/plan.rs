@@ -23,6 +23,7 @@
 //! 16 points), O(K · N · P · R) for `--rebalance K`.
 
 mod keys;
+mod ranges;
 mod rehash;
 mod render;
 mod text;
@@ -38,6 +39,7 @@ use ringwise_sim::cost::parse_size;
 use crate::Failure;
 use crate::cluster::{Read, parse_file, read_bytes, read_file};
 use crate::format::Format;
+use crate::svg::PlanPicture;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -175,6 +177,20 @@ impl Plan {
     pub fn algorithm_change(&self) -> String {
         format!("{} -> {}", self.from.algorithm, self.to_algorithm())
     }
+
+    /// What `--svg` draws of the plan, as the picture's plain data: a
+    /// migration names both algorithms in the title and has no optimum.
+    fn picture(&self) -> PlanPicture<'_> {
+        PlanPicture {
+            movement: &self.movement,
+            old: self.old.placement(),
+            algorithm: match self.setup_changes {
+                true => self.algorithm_change(),
+                false => self.from.algorithm.to_string(),
+            },
+            migration: self.setup_changes,
+        }
+    }
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -187,7 +203,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         write_target(path, &plan)?;
     }
     if let Some(path) = &args.svg {
-        let picture = crate::svg::plan(&plan);
+        let picture = crate::svg::plan(&plan.picture());
         std::fs::write(path, picture)
             .with_context(|| format!("cannot write {}", path.display()))
             .map_err(Failure::io_other)?;

@@ -15,7 +15,8 @@
 //!
 //! `plan --svg` draws the old ring in grey and the moved ranges in their
 //! receiver's colour (slot runs on a strip for tables; flows only when
-//! sampled), with bars of what each node gives and receives.
+//! sampled), with bars of what each node gives and receives. It draws from
+//! plain data, a [`PlanPicture`] that `plan.rs` fills in.
 //!
 //! Cost: O(P + N) elements up to 20,000 arcs; 100 nodes × 160 vnodes is
 //! about 16,000 arcs, 1.5 MB of SVG. A ring of more arcs is drawn as 720
@@ -25,9 +26,24 @@
 
 use std::fmt::Write as _;
 
-use ringwise::{AnyPlacement, Method, MovedRange, NodeTable, Placement, RingStats, RingView};
+use ringwise::{
+    AnyPlacement, Method, MovedRange, Movement, NodeTable, Placement, RingStats, RingView,
+};
 
-use crate::plan::Plan;
+/// What `plan --svg` draws, as plain data: `plan.rs` builds it from its
+/// plan, so the picture needs nothing of the plan's own types.
+pub struct PlanPicture<'a> {
+    /// The diff: its method, moved ranges (or slots) and flows.
+    pub movement: &'a Movement,
+    /// The placement before the change: the grey ring (or table) and its
+    /// nodes.
+    pub old: &'a AnyPlacement,
+    /// The algorithm as the title names it (`a -> b` for a migration).
+    pub algorithm: String,
+    /// Whether the change is a migration (the algorithm or its parameters
+    /// change): then there is no optimum to compare with.
+    pub migration: bool,
+}
 
 const SIZE: f64 = 640.0;
 const WIDTH: f64 = 1240.0;
@@ -727,6 +743,9 @@ pub fn inspect(title: &str, placement: &AnyPlacement, stats: &RingStats) -> Stri
 }
 
 /// The slots of a table placement (slots, maglev); `None` for the others.
+/// The one place the CLI works a table's size out (the core's
+/// `movement/table.rs` does too, in `common_size`), so it can be swapped
+/// for the core's answer in one spot.
 pub fn table_size(placement: &AnyPlacement) -> Option<u64> {
     match placement {
         AnyPlacement::Slots(_) => Some(ringwise::SLOT_COUNT as u64),
@@ -736,8 +755,8 @@ pub fn table_size(placement: &AnyPlacement) -> Option<u64> {
 }
 
 /// `plan --svg`: what moves, coloured by receiver.
-pub fn plan(plan: &Plan) -> String {
-    let m = &plan.movement;
+pub fn plan(plan: &PlanPicture) -> String {
+    let m = plan.movement;
     let n = m.nodes.len();
     // A sampled figure carries its interval wherever it is shown.
     let how = match m.method {
@@ -751,25 +770,20 @@ pub fn plan(plan: &Plan) -> String {
         _ => String::new(),
     };
     // A change of algorithm or parameters has no optimum to compare with.
-    let (algorithm, optimum) = if plan.setup_changes {
-        (
-            plan.algorithm_change(),
-            "a migration, no optimum".to_owned(),
-        )
+    let optimum = if plan.migration {
+        "a migration, no optimum".to_owned()
     } else {
-        (
-            plan.from.algorithm.to_string(),
-            format!("optimum {:.2}%", m.optimum() * 100.0),
-        )
+        format!("optimum {:.2}%", m.optimum() * 100.0)
     };
+    let algorithm = &plan.algorithm;
     let title = format!(
         "{algorithm}: {:.2}%{how} of the key space moves ({optimum}), coloured by receiver",
         m.moved() * 100.0,
     );
     let mut out = header(&title, SIZE + 60.0);
-    match (m.method, plan.old.placement().as_ring()) {
+    match (m.method, plan.old.as_ring()) {
         (Method::Arcs, Some(ring)) => {
-            circle(&mut out, ring, plan.old.placement().nodes(), true);
+            circle(&mut out, ring, plan.old.nodes(), true);
             let note = if m.ranges.len() > MAX_ARCS {
                 moved_sectors(&mut out, &m.ranges, n, R, BAND + 14.0);
                 "grey: unchanged; moved: per ½°, stacked by receiver"

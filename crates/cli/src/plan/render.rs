@@ -11,15 +11,16 @@
 use std::collections::BTreeSet;
 use std::io::Write;
 
-use ringwise::{Algorithm, Method, MovedRange, Movement, Placement, Width};
+use ringwise::{Algorithm, Method, Placement};
 use ringwise_sim::cost::{cache_cost, modulo_moved, transfer_seconds};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
 use super::Plan;
 use super::keys::KeyTally;
+use super::ranges::{SETSLOT_STEPS, range_value};
 use crate::Failure;
-use crate::format::{Format, JSON_VERSION, Json, readable, write_json};
+use crate::format::{Format, JSON_VERSION, Json, write_json};
 
 /// The cost options.
 pub struct Costs {
@@ -165,32 +166,6 @@ fn method(method: &Method) -> &'static str {
     }
 }
 
-/// A range end as the peer writes it: slots as they are, ring positions in
-/// the ring's width (tokens for cassandra, 32-bit for ketama and nginx).
-fn native(plan: &Plan, position: u64) -> Value {
-    let width = plan
-        .old
-        .placement()
-        .as_ring()
-        .map_or(Width::U64, |r| r.width());
-    match plan.movement.method {
-        Method::Arcs => {
-            let v = width.native(position);
-            i64::try_from(v).map_or_else(|_| json!(position), Value::from)
-        }
-        _ => position.into(),
-    }
-}
-
-/// One moved range as the JSON document and CSV show it.
-fn range_value(plan: &Plan, r: &MovedRange) -> Value {
-    let m = &plan.movement;
-    json!({
-        "start": native(plan, r.start), "end": native(plan, r.end),
-        "from": m.name(r.from), "to": m.name(r.to),
-    })
-}
-
 /// The document with its `ranges` placeholder serialized as the list of
 /// moved ranges, one at a time, straight into the writer: the output is
 /// the same bytes as a document holding the list, without holding it.
@@ -323,13 +298,6 @@ const NODE_FIELDS: &[&str] = &[
     "bytes_in",
 ];
 
-/// How an operator applies slot moves to a Redis Cluster (text and CSV).
-pub const SETSLOT_STEPS: &str = "For each slot S: on the target CLUSTER SETSLOT S IMPORTING \
-     <source-id>; on the source CLUSTER SETSLOT S MIGRATING <target-id>; MIGRATE its keys \
-     (CLUSTER GETKEYSINSLOT); then CLUSTER SETSLOT S NODE <target-id> on every master. \
-     redis-cli --cluster reshard --cluster-from <source-id> --cluster-to <target-id> \
-     --cluster-slots N moves as many slots but picks them itself.";
-
 /// One CSV value: strings quoted when they must be, null empty, numbers as
 /// JSON writes them.
 fn cell(v: &Value) -> String {
@@ -351,52 +319,6 @@ fn section(name: &str, rows: &[Value], fields: &[&str]) -> String {
         out += &format!("{name},{}\n", cells.join(","));
     }
     out
-}
-
-/// Bytes in decimal units: `272.7 GB`.
-pub fn bytes(b: f64) -> String {
-    const UNITS: [&str; 6] = ["B", "KB", "MB", "GB", "TB", "PB"];
-    let mut value = b;
-    let mut unit = 0;
-    while value.abs() >= 1000.0 && unit < UNITS.len() - 1 {
-        value /= 1000.0;
-        unit += 1;
-    }
-    match unit {
-        0 => format!("{} B", readable(value, 0)),
-        _ => format!("{} {}", readable(value, 1), UNITS[unit]),
-    }
-}
-
-/// A fraction as a percentage.
-pub fn percent(f: f64) -> String {
-    format!("{}%", readable(f * 100.0, 2))
-}
-
-/// A range as text: slots `a-b`, arcs `(start, end]`.
-pub fn range_text(plan: &Plan, r: &MovedRange) -> String {
-    match plan.movement.method {
-        Method::Arcs => format!("({}, {}]", native(plan, r.start), native(plan, r.end)),
-        _ if r.start == r.end => r.start.to_string(),
-        _ => format!("{}-{}", r.start, r.end),
-    }
-}
-
-/// The movement's method in words.
-pub fn method_words(m: &Movement) -> String {
-    match m.method {
-        Method::Arcs => format!("exact: ring arcs merged, {} ranges", m.ranges.len()),
-        Method::Table { size } => format!(
-            "exact: {size}-slot tables compared, {} runs",
-            m.ranges.len()
-        ),
-        Method::Sampled { samples, low, high } => format!(
-            "sampled on {samples} hashes, 95% interval {} to {}",
-            percent(low),
-            percent(high)
-        ),
-        _ => "computed".into(),
-    }
 }
 
 #[cfg(test)]

@@ -1,14 +1,15 @@
 //! `plan --format text`: the plan laid out for a terminal, from the same
 //! JSON document the other formats write (so every figure shown is also
-//! in `--format json`).
+//! in `--format json`), with the words and units it is written in (bytes,
+//! percentages, how the movement was computed).
 
 use std::io::{self, Write};
 
-use ringwise::{Algorithm, Placement};
+use ringwise::{Algorithm, Method, Movement, Placement};
 use serde_json::Value;
 
 use super::Plan;
-use super::render::{SETSLOT_STEPS, bytes, method_words, percent, range_text};
+use super::ranges::{SETSLOT_STEPS, range_text};
 use crate::format::readable;
 
 /// Writes the plan as text: the summary, then the ranges and moved keys
@@ -312,4 +313,41 @@ fn keys(k: &Value) -> String {
         out += &(cells.join("\t") + "\n");
     }
     out
+}
+
+/// Bytes in decimal units: `272.7 GB`.
+fn bytes(b: f64) -> String {
+    const UNITS: [&str; 6] = ["B", "KB", "MB", "GB", "TB", "PB"];
+    let mut value = b;
+    let mut unit = 0;
+    while value.abs() >= 1000.0 && unit < UNITS.len() - 1 {
+        value /= 1000.0;
+        unit += 1;
+    }
+    match unit {
+        0 => format!("{} B", readable(value, 0)),
+        _ => format!("{} {}", readable(value, 1), UNITS[unit]),
+    }
+}
+
+/// A fraction as a percentage.
+fn percent(f: f64) -> String {
+    format!("{}%", readable(f * 100.0, 2))
+}
+
+/// The movement's method in words.
+fn method_words(m: &Movement) -> String {
+    match m.method {
+        Method::Arcs => format!("exact: ring arcs merged, {} ranges", m.ranges.len()),
+        Method::Table { size } => format!(
+            "exact: {size}-slot tables compared, {} runs",
+            m.ranges.len()
+        ),
+        Method::Sampled { samples, low, high } => format!(
+            "sampled on {samples} hashes, 95% interval {} to {}",
+            percent(low),
+            percent(high)
+        ),
+        _ => "computed".into(),
+    }
 }
