@@ -10,9 +10,11 @@
 //! `vnodes`, `table_size`, `flavor`, `secret`, `epsilon`, ...) as a JSON
 //! object; a member holds the keys of a `[[nodes]]` table (`weight`, `zone`,
 //! `points`, `tokens`, `slots`) plus `address` and `metadata`, which
-//! placement ignores. The two are joined into one cluster file and read by
-//! `ClusterSpec::from_toml`, so a live cluster accepts exactly what a file
-//! does, with the same checks and defaults.
+//! placement ignores. Both become the parts of `ClusterSpec::from_parts`,
+//! the one entrance the cluster file's reader uses too, so a live cluster
+//! accepts exactly what a file does, with the same checks and defaults; a
+//! refused part names the member (or the config key) at fault, so the
+//! member is left out without any text being written and parsed again.
 //!
 //! Members are listed in join order: by the etcd revision that created
 //! their key, then by name. Every client reading the same revision lists
@@ -25,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use ringwise::ClusterSpec;
+use ringwise::{ClusterSpec, MemberField, Param, ParamValue, Params, Part, Rejected, Settings};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
@@ -88,26 +90,31 @@ impl Member {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// This member as a `[[nodes]]` table named `name`, in TOML text.
-    /// Points are written as digits by hand: a TOML value holds an `i64`,
-    /// and ring points run to 2^64 − 1 (the file reader takes them as
-    /// `u64`, as a hand-written file gives them).
-    fn node_toml(&self, name: &str) -> Result<String, String> {
-        let mut json = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        if let Some(object) = json.as_object_mut() {
-            object.remove("address");
-            object.remove("metadata");
-            object.remove("points");
-            object.insert("name".into(), name.into());
-        }
-        let table = toml::Table::try_from(json).map_err(|e| e.to_string())?;
-        let mut text = "[[nodes]]\n".to_owned();
-        text += &toml::to_string(&table).map_err(|e| e.to_string())?;
-        if let Some(points) = &self.points {
-            let digits: Vec<String> = points.iter().map(u64::to_string).collect();
-            text += &format!("points = [{}]\n", digits.join(", "));
-        }
-        Ok(text)
+    /// This member as a part of a description, named `name`.
+    fn part(&self, name: &str) -> Result<ringwise::Member, String> {
+        let slot = |value: &serde_json::Value| match value {
+            serde_json::Value::String(text) => Ok(ringwise::SlotRange::Text(text.clone())),
+            value => value
+                .as_u64()
+                .and_then(|n| u16::try_from(n).ok())
+                .map(ringwise::SlotRange::One)
+                .ok_or_else(|| {
+                    format!(
+                        "field `slots`: {value} is not a slot or a range of slots such as \
+                         \"0-5460\" or 12000"
+                    )
+                }),
+        };
+        let mut member = ringwise::Member::new(name);
+        member.weight = self.weight;
+        member.zone = self.zone.clone();
+        member.points = self.points.clone();
+        member.tokens = self.tokens.clone();
+        member.slots = match &self.slots {
+            Some(slots) => Some(slots.iter().map(slot).collect::<Result<_, _>>()?),
+            None => None,
+        };
+        Ok(member)
     }
 }
 
@@ -204,7 +211,7 @@ impl Contents {
     /// comes with it, so nobody builds it twice. Cost: one parse and build
     /// per member left out, so one for a valid cluster.
     pub fn spec(&mut self) -> Result<(Option<Described>, Vec<Listed>), Error> {
-        let config = self.config_table()?;
+        let settings = self.settings()?;
         // A member refused last time (a token another member held) is
         // judged again: it may fit now.
         for key in self.members.keys() {
@@ -215,35 +222,22 @@ impl Contents {
             if members.is_empty() {
                 return Ok((None, members));
             }
-            let mut text = toml::to_string(&config).map_err(|e| Error::InvalidValue {
-                key: "config".into(),
-                message: e.to_string(),
-            })?;
-            let mut bad = None;
-            for (i, listed) in members.iter().enumerate() {
-                match listed.member.node_toml(&listed.name) {
-                    Ok(node) => text += &format!("\n{node}"),
-                    Err(message) => bad = Some((i, message)),
-                }
-            }
-            if bad.is_none() {
-                match ClusterSpec::from_toml_built(&text) {
-                    Ok(described) => return Ok((Some(described), members)),
-                    Err(e) => bad = Some((self.blame(&members, &text, &e)?, e.to_string())),
-                }
-            }
+            let (index, message) = match refused(&settings, &members)? {
+                Ok(described) => return Ok((Some(described), members)),
+                Err(bad) => bad,
+            };
             // Leave the member out and try again: at most once per member.
-            let (i, message) = bad.unwrap_or_default();
-            let listed = members.remove(i);
+            let listed = members.remove(index);
             tracing::error!(key = %listed.key, error = %message, "member left out of the ring");
             self.skipped.insert(listed.key, message);
         }
     }
 
-    /// The configuration as the top-level table of a cluster file.
-    fn config_table(&self) -> Result<toml::Table, Error> {
+    /// The configuration as the settings of a description: the top-level
+    /// keys of a cluster file, parameters by the names of the list.
+    fn settings(&self) -> Result<Settings, Error> {
         let Some(config) = &self.config else {
-            return Ok(toml::Table::new());
+            return Ok(Settings::default());
         };
         let bad = |message: String| Error::InvalidValue {
             key: "config".into(),
@@ -251,55 +245,119 @@ impl Contents {
         };
         let json: serde_json::Value =
             serde_json::from_slice(config).map_err(|e| bad(format!("not JSON: {e}")))?;
-        if !json.is_object() || json.get("nodes").is_some() {
+        let Some(object) = json.as_object().filter(|o| !o.contains_key("nodes")) else {
             return Err(bad(
                 "expected a JSON object of cluster-file settings (algorithm, hash, vnodes, ...) \
                  without nodes; members register under nodes/"
                     .into(),
             ));
-        }
-        toml::Table::try_from(json).map_err(|e| bad(e.to_string()))
-    }
-
-    /// Which member a refused description blames (by line of the joined
-    /// file), or the config's error when it blames none.
-    fn blame(&self, members: &[Listed], text: &str, e: &ringwise::Error) -> Result<usize, Error> {
-        // An error of the member list as a whole (`field = "nodes"`, such
-        // as slots nobody covers) blames no member.
-        let ringwise::Error::ClusterFile {
-            line: Some(line),
-            field,
-            ..
-        } = e
-        else {
-            return Err(config_error(e));
         };
-        if field.as_deref() == Some("nodes") {
-            return Err(config_error(e));
+        let mut settings = Settings::default();
+        for (key, value) in object {
+            let wrong = |expected: &str| bad(format!("`{key}`: expected {expected}, not {value}"));
+            let text = || {
+                value
+                    .as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| wrong("text"))
+            };
+            match key.as_str() {
+                "algorithm" => settings.algorithm = Some(text()?),
+                "hash" => settings.hash = Some(text()?),
+                "secret" => settings.secret = Some(text()?),
+                "hash_tag" => settings.hash_tag = Some(text()?),
+                "epsilon" => {
+                    settings.epsilon = Some(value.as_f64().ok_or_else(|| wrong("a number"))?)
+                }
+                "removed" => {
+                    let removed = serde_json::from_value(value.clone());
+                    settings.removed =
+                        Some(removed.map_err(|_| wrong("a list of bucket numbers"))?);
+                }
+                name => {
+                    let param = name.parse::<Param>().map_err(|_| {
+                        bad(format!(
+                            "unknown key `{name}`: expected one of algorithm, hash, secret, \
+                             hash_tag, epsilon, removed, {}",
+                            Params::NAMES.join(", ")
+                        ))
+                    })?;
+                    let value = match value {
+                        serde_json::Value::String(text) => param.parse(text),
+                        value => match value.as_u64() {
+                            Some(n) => Ok(ParamValue::Count(n)),
+                            None => return Err(wrong(param.expected())),
+                        },
+                    };
+                    let value = value.map_err(|e| bad(format!("`{name}`: {e}")))?;
+                    settings.params.push((param, value));
+                }
+            }
         }
-        // The joined file lists the config's keys, then one [[nodes]] table
-        // per member; the table whose header precedes the line is the one.
-        let lines: Vec<&str> = text.lines().take(*line).collect();
-        let tables = lines.iter().filter(|l| l.trim() == "[[nodes]]").count();
-        match tables.checked_sub(1) {
-            Some(i) if i < members.len() => Ok(i),
-            _ => Err(config_error(e)),
-        }
+        Ok(settings)
     }
 }
 
-fn config_error(e: &ringwise::Error) -> Error {
-    let message = match e {
-        ringwise::Error::ClusterFile {
-            field: Some(field),
-            message,
-            ..
-        } => format!("`{field}`: {message}"),
+/// The description of `members` under `settings`, built; or the index of
+/// the member it refuses and why; or the config's error when the fault is
+/// not a member's. One from_parts and one build.
+fn refused(
+    settings: &Settings,
+    members: &[Listed],
+) -> Result<Result<Described, (usize, String)>, Error> {
+    let mut parts = Vec::with_capacity(members.len());
+    for (i, listed) in members.iter().enumerate() {
+        match listed.member.part(&listed.name) {
+            Ok(part) => parts.push(part),
+            Err(message) => return Ok(Err((i, message))),
+        }
+    }
+    let (part, error) = match ClusterSpec::from_parts(settings, &parts) {
+        Ok(spec) => match spec.build() {
+            Ok(keyed) => return Ok(Ok((spec, keyed))),
+            Err(error) => (spec.part_of(&error), error),
+        },
+        Err(Rejected { part, error }) => (part, error),
+    };
+    match part {
+        Part::Member { index, field } => Ok(Err((index, blamed(field, &error)))),
+        part => Err(config_error(part, &error)),
+    }
+}
+
+/// Why a member is left out: the field at fault and the error.
+fn blamed(field: MemberField, error: &ringwise::Error) -> String {
+    let field = match field {
+        MemberField::Weight => "weight",
+        MemberField::Zone => "zone",
+        MemberField::Given => "points, tokens or slots",
+        _ => "name",
+    };
+    format!("field `{field}`: {}", message(error))
+}
+
+/// An error's words, without a cluster file's prefix (no file here).
+fn message(error: &ringwise::Error) -> String {
+    match error {
         ringwise::Error::ClusterFile { message, .. } => message.clone(),
         other => other.to_string(),
+    }
+}
+
+/// The config's error, naming the key at fault.
+fn config_error(part: Part, e: &ringwise::Error) -> Error {
+    let field = match part {
+        Part::Algorithm => "algorithm".to_owned(),
+        Part::Hash => "hash".to_owned(),
+        Part::Secret => "secret".to_owned(),
+        Part::HashTag => "hash_tag".to_owned(),
+        Part::Epsilon => "epsilon".to_owned(),
+        Part::Param(param) => param.name().to_owned(),
+        Part::Removed(_) => "removed".to_owned(),
+        _ => "nodes".to_owned(),
     };
     Error::InvalidValue {
         key: "config".into(),
-        message,
+        message: format!("`{field}`: {}", message(e)),
     }
 }
