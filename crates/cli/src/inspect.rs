@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let points = ring.map_or(0, |r| r.point_count());
     if let Some(path) = &args.svg {
         // What the placement is made of: points, table slots, or nodes only.
-        let parts = match (ring, crate::svg::table_size(keyed.placement())) {
+        let parts = match (ring, keyed.placement().table_size()) {
             (Some(_), _) => format!(", {points} points"),
             (None, Some(slots)) => format!(", {slots} slots"),
             (None, None) => String::new(),

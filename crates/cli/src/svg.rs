@@ -706,7 +706,7 @@ fn flow_bars(out: &mut String, m: &ringwise::Movement) {
 pub fn inspect(title: &str, placement: &AnyPlacement, stats: &RingStats) -> String {
     let nodes = placement.nodes();
     let mut out = header(title, SIZE + 60.0);
-    match (placement.as_ring(), table_size(placement)) {
+    match (placement.as_ring(), placement.table_size()) {
         (Some(ring), _) => circle(&mut out, ring, nodes, false),
         (None, Some(size)) if size > STRIP_WIDTH as u64 => {
             owner_columns(&mut out, placement, size, 300.0);
@@ -740,18 +740,6 @@ pub fn inspect(title: &str, placement: &AnyPlacement, stats: &RingStats) -> Stri
         "share of the key space (black: expected from weights)",
     );
     out + "</svg>\n"
-}
-
-/// The slots of a table placement (slots, maglev); `None` for the others.
-/// The one place the CLI works a table's size out (the core's
-/// `movement/table.rs` does too, in `common_size`), so it can be swapped
-/// for the core's answer in one spot.
-pub fn table_size(placement: &AnyPlacement) -> Option<u64> {
-    match placement {
-        AnyPlacement::Slots(_) => Some(ringwise::SLOT_COUNT as u64),
-        AnyPlacement::Maglev(m) => Some(m.table_size()),
-        _ => None,
-    }
 }
 
 /// `plan --svg`: what moves, coloured by receiver.

@@ -4,14 +4,13 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::str::FromStr;
 
 use pyo3::exceptions::{PyOSError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use ringwise::{
-    Algorithm, AnyPlacement, ClusterSpec, Flavor, HashTag, Keyed, Node, NodeId, Params,
-    Placement as _, StableHash,
+    AnyPlacement, ClusterSpec, Keyed, Member, Node, NodeId, Param, ParamValue, Placement as _,
+    Settings,
 };
 
 use crate::errors::{empty, to_py};
@@ -156,76 +155,8 @@ fn nodes_from(nodes: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Node>> {
     items.try_iter()?.map(|item| node_from(&item?)).collect()
 }
 
-/// A `u64` option that must fit a `u32` parameter.
-fn small(value: u64, param: &'static str) -> PyResult<u32> {
-    u32::try_from(value).map_err(|_| {
-        to_py(match param {
-            "vnodes" => ringwise::Error::InvalidVnodes { vnodes: value },
-            _ => ringwise::Error::InvalidParameter {
-                algorithm: "placement",
-                parameter: param,
-                value: value.to_string(),
-                expected: "a number below 2^32",
-            },
-        })
-    })
-}
-
 #[pymethods]
 impl Placement {
-    /// Placement(nodes=(), *, algorithm="ring", hash=None, vnodes=160, ...)
-    ///
-    /// `nodes`: names, `(name, weight)` or `(name, weight, zone)` tuples,
-    /// or a `{name: weight}` mapping, in listed order. `hash=None` is the
-    /// algorithm's default key hash given the parameters.
-    #[new]
-    #[pyo3(signature = (nodes=None, *, algorithm="ring", hash=None, vnodes=160, flavor=None,
-        table_size=65537, probes=21, min_ring_size=1024, max_ring_size=8388608, num_tokens=16,
-        capacity=0, max_points=None, secret=None, hash_tag=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn py_new(
-        py: Python<'_>,
-        nodes: Option<&Bound<'_, PyAny>>,
-        algorithm: &str,
-        hash: Option<&str>,
-        vnodes: u64,
-        flavor: Option<&str>,
-        table_size: u64,
-        probes: u64,
-        min_ring_size: u64,
-        max_ring_size: u64,
-        num_tokens: u64,
-        capacity: u32,
-        max_points: Option<u64>,
-        secret: Option<&str>,
-        hash_tag: Option<&str>,
-    ) -> PyResult<Self> {
-        let algorithm = Algorithm::from_str(algorithm).map_err(to_py)?;
-        let mut spec = ClusterSpec::new(algorithm, nodes_from(nodes)?).map_err(to_py)?;
-        let mut params = Params {
-            vnodes: small(vnodes, "vnodes")?,
-            table_size,
-            probes: small(probes, "probes")?,
-            max_points: max_points.unwrap_or(ringwise::MAX_POINTS),
-            min_ring_size,
-            max_ring_size,
-            num_tokens: small(num_tokens, "num_tokens")?,
-            capacity,
-            ..Params::DEFAULT
-        };
-        if let Some(flavor) = flavor {
-            params.flavor = Flavor::from_str(flavor).map_err(to_py)?;
-        }
-        params.hash = match hash {
-            Some(name) => StableHash::from_name(name, secret).map_err(to_py)?,
-            None => algorithm.default_hash_with(&params),
-        };
-        spec.params = params;
-        spec.hash_tag = hash_tag.map(HashTag::new).transpose().map_err(to_py)?;
-        let keyed = spec.build().map_err(to_py)?;
-        Ok(Placement::new(py, keyed, spec.listed))
-    }
-
     /// A placement from a cluster file's text (TOML), as `ringwise
     /// --cluster` reads it.
     #[staticmethod]
@@ -458,3 +389,97 @@ const SAMPLE: u64 = 1_000_000;
 pub fn cassandra_token(key: &Bound<'_, PyAny>) -> PyResult<i64> {
     Ok(ringwise::cassandra_token(&key_bytes(key)?))
 }
+
+/// How a keyword argument of `Placement(...)` becomes a parameter's value:
+/// `None` for "not given" (the default then).
+trait Keyword {
+    fn value(self, param: Param) -> PyResult<Option<ParamValue>>;
+}
+
+impl Keyword for u64 {
+    fn value(self, _: Param) -> PyResult<Option<ParamValue>> {
+        Ok(Some(ParamValue::Count(self)))
+    }
+}
+
+impl Keyword for u32 {
+    fn value(self, _: Param) -> PyResult<Option<ParamValue>> {
+        Ok(Some(ParamValue::Count(self.into())))
+    }
+}
+
+impl Keyword for Option<u64> {
+    fn value(self, _: Param) -> PyResult<Option<ParamValue>> {
+        Ok(self.map(ParamValue::Count))
+    }
+}
+
+impl Keyword for Option<&str> {
+    fn value(self, param: Param) -> PyResult<Option<ParamValue>> {
+        self.map(|text| param.parse(text))
+            .transpose()
+            .map_err(to_py)
+    }
+}
+
+impl Placement {
+    /// The placement of `algorithm` over `nodes` with the parameters
+    /// `given`, through the one entrance of every description
+    /// ([`ClusterSpec::from_parts`]).
+    fn create(
+        py: Python<'_>,
+        nodes: Option<&Bound<'_, PyAny>>,
+        settings: Settings,
+    ) -> PyResult<Self> {
+        let members: Vec<Member> = nodes_from(nodes)?.iter().map(Member::of).collect();
+        let spec = ClusterSpec::from_parts(&settings, &members).map_err(|r| to_py(r.error))?;
+        let keyed = spec.build().map_err(to_py)?;
+        Ok(Placement::new(py, keyed, spec.listed))
+    }
+}
+
+/// `Placement(...)`: one keyword argument per parameter of the core's list,
+/// with the list's Python type and default.
+macro_rules! placement_new {
+    ([] $($(#[doc = $doc:literal])* $variant:ident($field:ident: $ty:ty) {
+        default: $default:expr,
+        range: $range:expr,
+        flag: $flag:literal, $value_name:literal, $help:literal,
+        simulate: $simulate:ident,
+        python: $pyty:ty = $pydefault:tt,
+    })+) => {
+        #[pymethods]
+        impl Placement {
+            /// Placement(nodes=(), *, algorithm="ring", hash=None, vnodes=160, ...)
+            ///
+            /// `nodes`: names, `(name, weight)` or `(name, weight, zone)` tuples,
+            /// or a `{name: weight}` mapping, in listed order. `hash=None` is the
+            /// algorithm's default key hash given the parameters.
+            #[new]
+            #[pyo3(signature = (nodes=None, *, algorithm="ring", hash=None,
+                $($field=$pydefault,)+ secret=None, hash_tag=None))]
+            #[allow(clippy::too_many_arguments)]
+            fn py_new(
+                py: Python<'_>,
+                nodes: Option<&Bound<'_, PyAny>>,
+                algorithm: &str,
+                hash: Option<&str>,
+                $($field: $pyty,)+
+                secret: Option<&str>,
+                hash_tag: Option<&str>,
+            ) -> PyResult<Self> {
+                let mut settings = Settings::default();
+                settings.algorithm = Some(algorithm.to_owned());
+                settings.hash = hash.map(str::to_owned);
+                settings.secret = secret.map(str::to_owned);
+                settings.hash_tag = hash_tag.map(str::to_owned);
+                $(if let Some(value) = Keyword::value($field, Param::$variant)? {
+                    settings.params.push((Param::$variant, value));
+                })+
+                Placement::create(py, nodes, settings)
+            }
+        }
+    };
+}
+
+ringwise::for_each_param!(placement_new);

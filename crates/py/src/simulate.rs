@@ -6,7 +6,7 @@ use std::str::FromStr;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use ringwise::{Algorithm, Flavor, Params, StableHash};
+use ringwise::{Algorithm, InSimulate, Param, ParamValue, Params, StableHash};
 use ringwise_sim::{Config, Experiment, Quiet};
 
 use crate::errors::{config_to_py, raise, sim_to_py, to_py};
@@ -15,16 +15,32 @@ use crate::errors::{config_to_py, raise, sim_to_py, to_py};
 /// simulate --format json` writes it.
 const JSON_VERSION: u32 = 1;
 
-/// Options that name the run's algorithm and hash; read first.
-const OPTIONS: &[&str] = &[
-    "algo",
-    "hash",
-    "secret",
-    "flavor",
-    "min_ring_size",
-    "max_ring_size",
-    "num_tokens",
-    "capacity",
+/// Options that name the run's algorithm and hash; read first. The
+/// parameters of the core's list that `simulate` takes follow them
+/// ([`simulate_params`]), then [`RUN_OPTIONS`].
+const ALGO_OPTIONS: &[&str] = &["algo", "hash", "secret"];
+
+/// The parameters of the list that `simulate` takes.
+fn simulate_params() -> impl Iterator<Item = Param> {
+    Param::ALL
+        .iter()
+        .copied()
+        .filter(|p| p.in_simulate() != InSimulate::No)
+}
+
+/// Every option, in the order an error lists them.
+fn known_options() -> Vec<&'static str> {
+    let params = simulate_params().map(Param::name);
+    ALGO_OPTIONS
+        .iter()
+        .copied()
+        .chain(params)
+        .chain(RUN_OPTIONS.iter().copied())
+        .collect()
+}
+
+/// The options of the run itself.
+const RUN_OPTIONS: &[&str] = &[
     "keys",
     "nodes",
     "vnodes",
@@ -82,10 +98,10 @@ pub fn simulate(py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult
     if let Some(options) = options {
         for key in options.keys() {
             let key: String = key.extract()?;
-            if !OPTIONS.contains(&key.as_str()) {
+            if !known_options().contains(&key.as_str()) {
                 return Err(PyTypeError::new_err(format!(
                     "simulate() got an unexpected option {key:?}: expected one of {}",
-                    OPTIONS.join(", ")
+                    known_options().join(", ")
                 )));
             }
         }
@@ -96,24 +112,16 @@ pub fn simulate(py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult
         None => defaults.algo,
     };
     let mut params = Params::DEFAULT;
-    if let Some(f) = get("flavor")? {
-        params.flavor = Flavor::from_str(&f.extract::<String>()?).map_err(to_py)?;
+    for param in simulate_params() {
+        if let Some(v) = get(param.name())? {
+            let value = match v.cast::<PyString>() {
+                Ok(text) => param.parse(&text.to_cow()?).map_err(to_py)?,
+                Err(_) => ParamValue::Count(v.extract::<u64>()?),
+            };
+            params.set(param, value).map_err(to_py)?;
+        }
     }
-    let mut ring_size_given = false;
-    if let Some(v) = get("min_ring_size")? {
-        params.min_ring_size = v.extract()?;
-        ring_size_given = true;
-    }
-    if let Some(v) = get("max_ring_size")? {
-        params.max_ring_size = v.extract()?;
-        ring_size_given = true;
-    }
-    if let Some(v) = get("num_tokens")? {
-        params.num_tokens = v.extract()?;
-    }
-    if let Some(v) = get("capacity")? {
-        params.capacity = v.extract()?;
-    }
+    let ring_size_given = get("min_ring_size")?.is_some() || get("max_ring_size")?.is_some();
     if ring_size_given {
         ringwise::EnvoyRing::new(params.min_ring_size, params.max_ring_size).map_err(to_py)?;
     }
