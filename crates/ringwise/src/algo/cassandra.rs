@@ -37,9 +37,9 @@
 use std::collections::HashMap;
 
 use crate::Error;
-use crate::MAX_VNODES;
 use crate::algo::params::{Given, Layout, Params, Registered};
 use crate::algo::ring::{Members, PointScheme, Ring, Width, numbered_texts, point_count};
+use crate::budget::MAX_VNODES;
 use crate::hash::{StableHash, cassandra_token, token_point};
 use crate::node::Node;
 #[cfg(test)]

@@ -35,11 +35,13 @@
 //! `0.5 / vnodes` still gets one point. Replica walks are O(points visited),
 //! which is small unless a node with very few points is asked for.
 
+use crate::Error;
 use crate::algo::params::{Given, Layout, Params, Registered};
+use crate::budget::reserve::reserve_peak;
+use crate::budget::{MAX_POINTS, MAX_POINTS_CEILING, PEAK_BYTES_PER_POINT};
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::{Distinct, Placement};
-use crate::{Error, MAX_POINTS, MAX_POINTS_CEILING};
 
 mod index;
 mod points;
@@ -650,10 +652,7 @@ fn generate<S: PointScheme>(
         sum.saturating_add(list.as_ref().map_or(count, |p| p.len() as u64))
     });
     check_total(total, limit)?;
-    crate::reserve_peak(
-        "a ring build",
-        total.saturating_mul(crate::PEAK_BYTES_PER_POINT),
-    )?;
+    reserve_peak("a ring build", total.saturating_mul(PEAK_BYTES_PER_POINT))?;
     let mut entries = Vec::with_capacity(total as usize);
     let mut scratch = Vec::new();
     for (((id, node), list), count) in nodes.iter().enumerate().zip(lists).zip(counts) {

@@ -23,9 +23,10 @@
 
 use std::fmt;
 
+use crate::Error;
+use crate::budget::MAX_VNODES;
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::{Error, MAX_VNODES};
 
 pub use crate::algo::params::DEFAULT_VNODES;
 
