@@ -153,11 +153,12 @@ mod placement;
 
 pub use algo::anchor::Anchor;
 pub use algo::binomial::{Binomial, binomial_hash};
+pub use algo::buckets::replica_key;
 pub use algo::cassandra::Tokens;
 pub use algo::dx::Dx;
 pub use algo::envoy_ring::EnvoyRing;
 pub use algo::fliphash::{FlipHash, flip_hash};
-pub use algo::jump::{Jump, jump_consistent_hash, replica_key};
+pub use algo::jump::{Jump, jump_consistent_hash};
 pub use algo::jumpback::{JumpBack, jump_back_hash};
 pub use algo::ketama::Ketama;
 pub use algo::maglev::Maglev;
