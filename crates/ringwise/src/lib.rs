@@ -150,6 +150,7 @@ mod layers;
 mod movement;
 mod node;
 mod placement;
+mod stats;
 
 pub use algo::anchor::Anchor;
 pub use algo::binomial::{Binomial, binomial_hash};
@@ -167,8 +168,8 @@ pub use algo::multiprobe::MultiProbe;
 pub use algo::nginx::Nginx;
 pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::{
-    DEFAULT_VNODES, Explicit, Members, NodeStats, PointScheme, Ring, RingBuilder, RingStats,
-    RingView, Tie, Vnodes, Width, point_count,
+    DEFAULT_VNODES, Explicit, Members, PointScheme, Ring, RingBuilder, RingView, Tie, Vnodes,
+    Width, point_count,
 };
 pub use algo::slots::Slots;
 pub use algo::{
@@ -195,6 +196,9 @@ pub mod wire {
 }
 pub use node::{MAX_NAME_LEN, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable};
 pub use placement::Placement;
+#[doc(hidden)]
+pub use stats::RingStats;
+pub use stats::{NodeStats, PlacementStats};
 
 // The README's and the guides' examples are compiled and run as doc tests
 // too (`docs/*.md`; a new guide gets a line here).

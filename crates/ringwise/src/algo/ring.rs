@@ -42,14 +42,13 @@ use crate::budget::{MAX_POINTS, MAX_POINTS_CEILING, PEAK_BYTES_PER_POINT};
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::{Distinct, Placement};
+use crate::stats::PlacementStats;
 
 mod index;
 mod points;
-mod stats;
 
 pub(crate) use points::numbered_texts;
 pub use points::{DEFAULT_VNODES, Explicit, Members, PointScheme, Vnodes, Width, point_count};
-pub use stats::{NodeStats, RingStats};
 
 use index::{BLOCK, BucketIndex, Entry};
 
@@ -384,8 +383,8 @@ impl<S> Ring<S> {
     }
 
     /// Points per node, exact ownership shares and their spread. O(P + N).
-    pub fn stats(&self) -> RingStats {
-        RingStats::new(&self.nodes, self.iter())
+    pub fn stats(&self) -> PlacementStats {
+        PlacementStats::from_arcs(&self.nodes, self.iter())
     }
 
     /// Like [`Placement::replicas_into`], but first takes nodes from zones
@@ -477,7 +476,7 @@ impl<S> Ring<S> {
 /// scheme.
 pub trait RingView: Placement {
     /// Points per node, exact ownership shares and their spread. O(P + N).
-    fn stats(&self) -> RingStats;
+    fn stats(&self) -> PlacementStats;
     /// Number of points on the ring.
     fn point_count(&self) -> usize;
     /// How the peer writes a point.
@@ -489,7 +488,7 @@ pub trait RingView: Placement {
 }
 
 impl<S: PointScheme> RingView for Ring<S> {
-    fn stats(&self) -> RingStats {
+    fn stats(&self) -> PlacementStats {
         Ring::stats(self)
     }
 
