@@ -185,6 +185,11 @@ pub use hash::{
 };
 pub use layers::{Bounded, HashTag, Keyed, Lease, Live, Snapshot};
 pub use movement::{DEFAULT_SAMPLES, Flow, Method, MovedRange, Movement, diff, diff_sampled};
+pub use node::{MAX_NAME_LEN, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable};
+pub use placement::Placement;
+#[doc(hidden)]
+pub use stats::RingStats;
+pub use stats::{NodeStats, PlacementStats};
 
 /// The deployed key hashes and their places on the circle: 32-bit cells
 /// (ketama, nginx) and signed tokens (Cassandra). See [`StableHash`].
@@ -194,11 +199,6 @@ pub mod wire {
         fnv1a64_twemproxy, md5_le32, md5_le32x4, point_token, token_point,
     };
 }
-pub use node::{MAX_NAME_LEN, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable};
-pub use placement::Placement;
-#[doc(hidden)]
-pub use stats::RingStats;
-pub use stats::{NodeStats, PlacementStats};
 
 // The README's and the guides' examples are compiled and run as doc tests
 // too (`docs/*.md`; a new guide gets a line here).
