@@ -23,6 +23,8 @@ use crate::placement::Placement;
 
 pub(crate) mod anchor;
 pub(crate) mod binomial;
+mod bucket_fn;
+pub(crate) mod buckets;
 pub(crate) mod cassandra;
 pub(crate) mod dx;
 pub(crate) mod envoy_ring;

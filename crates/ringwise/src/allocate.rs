@@ -83,9 +83,10 @@
 mod model;
 mod queue;
 
+use crate::Error;
 use crate::algo::ring::{RingView, point_count};
+use crate::budget::MAX_POINTS_CEILING;
 use crate::node::{Node, NodeId, NodeTable};
-use crate::{Error, MAX_POINTS_CEILING};
 use model::{Model, Scratch};
 use queue::Queue;
 

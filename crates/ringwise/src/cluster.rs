@@ -53,9 +53,7 @@ use crate::placement::Placement;
 
 #[cfg(feature = "cluster-file")]
 mod file;
-mod parts;
-
-pub use parts::{Member, MemberField, Part, Rejected, Settings, SlotRange};
+pub(crate) mod parts;
 
 /// A validated cluster description.
 #[derive(Debug, Clone, PartialEq)]

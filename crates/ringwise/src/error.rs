@@ -6,6 +6,9 @@
 
 use std::fmt;
 
+use crate::budget::{MAX_POINTS_CEILING, MAX_VNODES, PEAK_BYTES_PER_POINT};
+use crate::node::limits::{MAX_WEIGHT, MIN_WEIGHT};
+
 /// Everything that can go wrong when describing a cluster.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -27,7 +30,7 @@ pub enum Error {
     /// A cluster of more than [`crate::MAX_NODES`] nodes.
     TooManyNodes { nodes: u64, limit: u64 },
     /// The memory a build peaks at (its documented peak, e.g.
-    /// [`crate::PEAK_BYTES_PER_POINT`] per ring point) could not be
+    /// [`PEAK_BYTES_PER_POINT`] per ring point) could not be
     /// reserved: the process's memory limit is lower.
     OutOfMemory { what: &'static str, bytes: u64 },
     /// A membership change named a node that is not in the cluster.
@@ -101,8 +104,8 @@ impl fmt::Display for Error {
                 "node {node:?} has weight {}: a weight must be a number from {:e} \
                  to {}",
                 short(*weight),
-                crate::MIN_WEIGHT,
-                crate::MAX_WEIGHT
+                MIN_WEIGHT,
+                MAX_WEIGHT
             ),
             Error::InvalidZone { node, zone } => write!(
                 f,
@@ -112,7 +115,7 @@ impl fmt::Display for Error {
             Error::InvalidVnodes { vnodes } => write!(
                 f,
                 "vnodes = {vnodes}: use between 1 and {} virtual nodes per unit of weight",
-                crate::MAX_VNODES
+                MAX_VNODES
             ),
             Error::TooManyPoints { points, limit } => write!(
                 f,
@@ -121,9 +124,9 @@ impl fmt::Display for Error {
                  (`max_points` in a cluster file, --max-points on the command line, \
                  Params::max_points in the library); building {points} points needs \
                  about {} of memory ({} bytes per point at its peak)",
-                crate::MAX_POINTS_CEILING,
-                mebibytes(points.saturating_mul(crate::PEAK_BYTES_PER_POINT)),
-                crate::PEAK_BYTES_PER_POINT
+                MAX_POINTS_CEILING,
+                mebibytes(points.saturating_mul(PEAK_BYTES_PER_POINT)),
+                PEAK_BYTES_PER_POINT
             ),
             Error::TooManyNodes { nodes, limit } => write!(
                 f,

@@ -40,24 +40,17 @@ use siphasher::sip::SipHasher24;
 use crate::Error;
 
 mod crc32c;
+mod key_hasher;
 mod redis_crc16;
 mod wire;
 
 pub(crate) use crc32c::crc32c_u64;
+pub use key_hasher::KeyHasher;
 pub use redis_crc16::{RedisSlot, SLOT_COUNT, key_slot};
 pub use wire::{
     cassandra_token, cell_key, cell_point, cell_value, composite_partition_key, crc32,
     fnv1a64_twemproxy, md5_le32, md5_le32x4, point_token, token_point,
 };
-
-/// A stable 64-bit hash of key bytes.
-///
-/// Implement it to bring your own function (tests use a deliberately weak
-/// 8-bit one). It must be a pure function of the bytes.
-pub trait KeyHasher {
-    /// The hash of `bytes`.
-    fn hash(&self, bytes: &[u8]) -> u64;
-}
 
 /// Every built-in hash, in documentation order: the one list that
 /// [`StableHash::NAMES`] and [`StableHash::from_name`] follow (`siphash`'s
@@ -203,13 +196,6 @@ impl KeyHasher for StableHash {
             StableHash::Fnv1a64Twemproxy => cell_key(fnv1a64_twemproxy(bytes)),
             StableHash::Murmur3Cassandra => token_point(cassandra_token(bytes)),
         }
-    }
-}
-
-impl<H: KeyHasher + ?Sized> KeyHasher for &H {
-    #[inline]
-    fn hash(&self, bytes: &[u8]) -> u64 {
-        (**self).hash(bytes)
     }
 }
 

@@ -142,6 +142,7 @@
 
 mod algo;
 mod allocate;
+mod budget;
 mod cluster;
 mod error;
 mod hash;
@@ -150,14 +151,16 @@ mod movement;
 mod node;
 mod param;
 mod placement;
+mod stats;
 
 pub use algo::anchor::Anchor;
 pub use algo::binomial::{Binomial, binomial_hash};
+pub use algo::buckets::replica_key;
 pub use algo::cassandra::Tokens;
 pub use algo::dx::Dx;
 pub use algo::envoy_ring::EnvoyRing;
 pub use algo::fliphash::{FlipHash, flip_hash};
-pub use algo::jump::{Jump, jump_consistent_hash, replica_key};
+pub use algo::jump::{Jump, jump_consistent_hash};
 pub use algo::jumpback::{JumpBack, jump_back_hash};
 pub use algo::ketama::Ketama;
 pub use algo::maglev::Maglev;
@@ -166,13 +169,15 @@ pub use algo::multiprobe::MultiProbe;
 pub use algo::nginx::Nginx;
 pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::{
-    DEFAULT_VNODES, Explicit, Members, NodeStats, PointScheme, Ring, RingBuilder, RingStats,
-    RingView, Tie, Vnodes, Width, point_count,
+    DEFAULT_VNODES, Explicit, Members, PointScheme, Ring, RingBuilder, RingView, Tie, Vnodes,
+    Width, point_count,
 };
 pub use algo::slots::Slots;
 pub use algo::{Algorithm, AnyPlacement, Given, Layout};
 pub use allocate::{Allocator, Balance, MAX_ALLOCATED, MAX_ALLOCATION_REPLICAS, Relocation};
-pub use cluster::{ClusterSpec, Member, MemberField, Part, Rejected, Settings, SlotRange};
+pub use budget::{MAX_POINTS, MAX_POINTS_CEILING, MAX_VNODES, PEAK_BYTES_PER_POINT};
+pub use cluster::ClusterSpec;
+pub use cluster::parts::{Member, MemberField, Part, Rejected, Settings, SlotRange};
 pub use error::Error;
 pub use hash::{
     KeyHasher, RedisSlot, SLOT_COUNT, StableHash, cassandra_token, composite_partition_key,
@@ -180,6 +185,14 @@ pub use hash::{
 };
 pub use layers::{Bounded, HashTag, Keyed, Lease, Live, Snapshot};
 pub use movement::{DEFAULT_SAMPLES, Flow, Method, MovedRange, Movement, diff, diff_sampled};
+pub use node::{MAX_NAME_LEN, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable};
+pub use param::{
+    Flavor, InSimulate, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Param, ParamType, ParamValue, Params,
+};
+pub use placement::Placement;
+#[doc(hidden)]
+pub use stats::RingStats;
+pub use stats::{NodeStats, PlacementStats};
 
 /// The deployed key hashes and their places on the circle: 32-bit cells
 /// (ketama, nginx) and signed tokens (Cassandra). See [`StableHash`].
@@ -188,56 +201,6 @@ pub mod wire {
         cassandra_token, cell_key, cell_point, cell_value, composite_partition_key, crc32,
         fnv1a64_twemproxy, md5_le32, md5_le32x4, point_token, token_point,
     };
-}
-pub use node::{MAX_NAME_LEN, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable};
-pub use param::{
-    Flavor, InSimulate, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Param, ParamType, ParamValue, Params,
-};
-pub use placement::Placement;
-
-/// Most virtual nodes per unit of weight.
-pub const MAX_VNODES: u32 = 1_000_000;
-
-/// Most points one ring may hold unless raised (2^24 = 16,777,216: 200 MB
-/// once built, a peak of 640 MiB ([`PEAK_BYTES_PER_POINT`]) and a few
-/// seconds while building, far above what a deployment needs;
-/// ketama's 160 points per node reach it only at 100,000 nodes). Raise it
-/// per ring with [`Params::max_points`], [`RingBuilder::max_points`] or a
-/// cluster file's `max_points`, up to [`MAX_POINTS_CEILING`].
-pub const MAX_POINTS: u64 = 1 << 24;
-
-/// The highest point budget that may be asked for (2^28: 4 GiB of points
-/// would not fit the `u32` index). A ring at the ceiling holds 3.2 GiB and
-/// peaks at 10 GiB while it is built: raising the budget this far is for
-/// a machine that has the memory; a process whose limit is lower gets
-/// [`Error::OutOfMemory`] before the build allocates anything large.
-pub const MAX_POINTS_CEILING: u64 = 1 << 28;
-
-/// The most heap bytes per point a ring build holds at once (measured with
-/// a peak-tracking allocator by `tests/peak.rs`: 40.0 at 2^24 points, where
-/// the bucket index is largest; 32 to 35 at 10^6 points): the points (12),
-/// their sorted copy (12), the bucket starts and cursors (4 + 4) and the
-/// index (up to 4.5), node table aside. Every ring-shaped algorithm
-/// (ring, ketama, nginx, envoy-ring, cassandra) builds this way.
-pub const PEAK_BYTES_PER_POINT: u64 = 40;
-
-/// Builds whose documented peak reaches this many bytes first reserve it
-/// (and release it at once, untouched), so that a process under a memory
-/// limit gets [`Error::OutOfMemory`] instead of an abort half-way.
-const RESERVE_FROM: u64 = 64 << 20;
-
-/// Reserves `bytes` (the documented peak of a build) and releases them:
-/// fails cleanly where the build would abort. Untouched pages cost no
-/// memory, so this is free where the memory is there.
-pub(crate) fn reserve_peak(what: &'static str, bytes: u64) -> Result<(), Error> {
-    if bytes < RESERVE_FROM {
-        return Ok(());
-    }
-    let mut probe: Vec<u8> = Vec::new();
-    usize::try_from(bytes)
-        .ok()
-        .and_then(|len| probe.try_reserve_exact(len).ok())
-        .ok_or(Error::OutOfMemory { what, bytes })
 }
 
 // The README's and the guides' examples are compiled and run as doc tests

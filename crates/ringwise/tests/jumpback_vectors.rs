@@ -52,3 +52,31 @@ fn edge_sizes_and_the_snapshot() {
         assert_eq!(p.owner(hash), Some(p.buckets()[b]));
     }
 }
+
+/// The three stateless bucket snapshots share one generic type but keep
+/// their own names: `Debug` and the errors say which algorithm it is.
+#[test]
+fn the_shared_snapshot_keeps_each_algorithms_name() {
+    use ringwise::{Binomial, FlipHash};
+    let nodes: Vec<Node> = ["a", "b"].map(Node::new).into();
+    let debug = [
+        format!("{:?}", JumpBack::new(nodes.clone()).expect("valid")),
+        format!("{:?}", Binomial::new(nodes.clone()).expect("valid")),
+        format!("{:?}", FlipHash::new(nodes.clone()).expect("valid")),
+    ];
+    for (text, name) in debug.iter().zip(["JumpBack {", "Binomial {", "FlipHash {"]) {
+        assert!(text.starts_with(name), "{text}");
+    }
+    let weighted = vec![Node::new("a").weight(2.0)];
+    let error = Binomial::new(weighted).expect_err("weights are refused");
+    assert!(
+        error.to_string().starts_with("binomial cannot weigh"),
+        "{error}"
+    );
+    let p = FlipHash::new(nodes).expect("valid");
+    let error = p.without_node("a").expect_err("only the last leaves");
+    assert!(
+        error.to_string().starts_with("fliphash cannot remove"),
+        "{error}"
+    );
+}

@@ -56,7 +56,7 @@ mod updates;
 use fast_mod::{fast_mod, magic};
 
 use crate::Error;
-use crate::algo::jump::{check_weight, replica_draws};
+use crate::algo::buckets::{check_weight, replica_draws};
 use crate::algo::owners::Owners;
 use crate::algo::params::{Param, Params, Pinned, Registered};
 use crate::hash::crc32c_u64;

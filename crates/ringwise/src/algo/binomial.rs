@@ -53,11 +53,7 @@
 //! a fresh engine does. Replicas are jump's draw order with this bucket
 //! function ([`crate::Jump`]'s module docs).
 
-use crate::Error;
-use crate::algo::join_order::{JoinOrder, LEAVE_LAST};
-use crate::algo::params::{Params, Pinned, Registered};
-use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::algo::bucket_fn::{BucketFn, Buckets};
 
 /// The LCG multiplier of the rehash (jump hash's).
 const LCG_MULTIPLIER: u64 = 2_862_933_555_777_941_757;
@@ -113,77 +109,23 @@ pub fn binomial_hash(hash: u64, buckets: u32) -> u32 {
 
 /// BinomialHash over nodes in join order. Immutable; membership changes
 /// return new snapshots.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Binomial {
-    table: JoinOrder,
-}
+///
+/// `new`, `bucket`, `buckets` and the [`Placement`](crate::Placement)
+/// methods are those of one generic snapshot (`algo/bucket_fn.rs`) shared
+/// with [`crate::JumpBack`] and [`crate::FlipHash`], answering with [`binomial_hash`].
+pub type Binomial = Buckets<BinomialFn>;
 
-impl Binomial {
-    /// Nodes in bucket order: the first is bucket 0. Every node must have
-    /// weight 1 ([`Error::Unsupported`] otherwise). O(N log N).
-    pub fn new(nodes: Vec<Node>) -> Result<Self, Error> {
-        JoinOrder::new("binomial", nodes).map(|table| Binomial { table })
-    }
+/// [`binomial_hash`] as the bucket function of [`Binomial`], named `"binomial"` in the
+/// registry.
+#[derive(Debug)]
+pub enum BinomialFn {}
 
-    /// The bucket of `hash`; `None` without nodes. O(1).
+impl BucketFn for BinomialFn {
+    const NAME: &'static str = "binomial";
+    const TYPE_NAME: &'static str = "Binomial";
+
     #[inline]
-    pub fn bucket(&self, hash: u64) -> Option<u32> {
-        let size = self.table.size();
-        (size > 0).then(|| binomial_hash(hash, size))
-    }
-
-    /// Bucket → node id, in join order.
-    pub fn buckets(&self) -> &[NodeId] {
-        self.table.buckets()
-    }
-}
-
-impl Placement for Binomial {
-    /// The node that owns `hash`. O(1), no allocation.
-    #[inline]
-    fn owner(&self, hash: u64) -> Option<NodeId> {
-        self.bucket(hash).and_then(|b| self.table.node(b))
-    }
-
-    /// Up to `n` distinct nodes, the owner first (module docs). O(n)
-    /// expected while `n <= N/2`; O(N) at worst through the fallback.
-    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        self.table.replicas_into(hash, n, out, binomial_hash);
-    }
-
-    fn nodes(&self) -> &NodeTable {
-        self.table.nodes()
-    }
-
-    /// One id per bucket.
-    fn heap_bytes(&self) -> usize {
-        self.table.heap_bytes()
-    }
-
-    /// Appends `node` as the new last bucket: only keys it takes move. O(N).
-    fn with_node(&self, node: Node) -> Result<Self, Error> {
-        let table = self.table.with_node("binomial", node)?;
-        Ok(Binomial { table })
-    }
-
-    /// Removes the last-joined node: only its keys move. Any other node is
-    /// [`Error::Unsupported`]. O(N).
-    fn without_node(&self, name: &str) -> Result<Self, Error> {
-        let table = self.table.without_node("binomial", LEAVE_LAST, name)?;
-        Ok(Binomial { table })
-    }
-}
-
-impl Registered for Binomial {
-    /// Its buckets follow join order: the file lists the nodes in it.
-    fn pin(&self) -> Result<Pinned, Error> {
-        Ok(Pinned {
-            order: Some(self.buckets().to_vec()),
-            ..Pinned::default()
-        })
-    }
-
-    fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
-        Self::new(nodes)
+    fn bucket(hash: u64, buckets: u32) -> u32 {
+        binomial_hash(hash, buckets)
     }
 }

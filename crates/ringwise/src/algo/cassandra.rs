@@ -37,9 +37,9 @@
 use std::collections::HashMap;
 
 use crate::Error;
-use crate::MAX_VNODES;
 use crate::algo::params::{Given, Layout, Param, Params, Pinned, Registered};
 use crate::algo::ring::{Members, PointScheme, Ring, RingView, Width, numbered_texts, point_count};
+use crate::budget::MAX_VNODES;
 use crate::hash::{StableHash, cassandra_token, point_token, token_point};
 use crate::node::Node;
 use crate::placement::Placement;

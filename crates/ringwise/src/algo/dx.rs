@@ -44,7 +44,7 @@ mod java_random;
 use java_random::JavaRandom;
 
 use crate::Error;
-use crate::algo::jump::{check_weight, replica_draws};
+use crate::algo::buckets::{check_weight, replica_draws};
 use crate::algo::owners::Owners;
 use crate::algo::params::{Param, Params, Pinned, Registered};
 use crate::node::{Node, NodeId, NodeTable};

@@ -43,11 +43,7 @@
 //! node can leave, no weights. Replicas are jump's draw order with this
 //! bucket function ([`crate::Jump`]'s module docs).
 
-use crate::Error;
-use crate::algo::join_order::{JoinOrder, LEAVE_LAST};
-use crate::algo::params::{Params, Pinned, Registered};
-use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::algo::bucket_fn::{BucketFn, Buckets};
 
 /// Draws before falling back to the lower power of two (the crate's 64).
 const MAX_DRAWS: u32 = 64;
@@ -104,77 +100,23 @@ pub fn flip_hash(hash: u64, buckets: u32) -> u32 {
 
 /// FlipHash over nodes in join order. Immutable; membership changes return
 /// new snapshots.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FlipHash {
-    table: JoinOrder,
-}
+///
+/// `new`, `bucket`, `buckets` and the [`Placement`](crate::Placement)
+/// methods are those of one generic snapshot (`algo/bucket_fn.rs`) shared
+/// with [`crate::JumpBack`] and [`crate::Binomial`], answering with [`flip_hash`].
+pub type FlipHash = Buckets<FlipHashFn>;
 
-impl FlipHash {
-    /// Nodes in bucket order: the first is bucket 0. Every node must have
-    /// weight 1 ([`Error::Unsupported`] otherwise). O(N log N).
-    pub fn new(nodes: Vec<Node>) -> Result<Self, Error> {
-        JoinOrder::new("fliphash", nodes).map(|table| FlipHash { table })
-    }
+/// [`flip_hash`] as the bucket function of [`FlipHash`], named `"fliphash"` in the
+/// registry.
+#[derive(Debug)]
+pub enum FlipHashFn {}
 
-    /// The bucket of `hash`; `None` without nodes. O(1) expected.
+impl BucketFn for FlipHashFn {
+    const NAME: &'static str = "fliphash";
+    const TYPE_NAME: &'static str = "FlipHash";
+
     #[inline]
-    pub fn bucket(&self, hash: u64) -> Option<u32> {
-        let size = self.table.size();
-        (size > 0).then(|| flip_hash(hash, size))
-    }
-
-    /// Bucket → node id, in join order.
-    pub fn buckets(&self) -> &[NodeId] {
-        self.table.buckets()
-    }
-}
-
-impl Placement for FlipHash {
-    /// The node that owns `hash`. O(1) expected, no allocation.
-    #[inline]
-    fn owner(&self, hash: u64) -> Option<NodeId> {
-        self.bucket(hash).and_then(|b| self.table.node(b))
-    }
-
-    /// Up to `n` distinct nodes, the owner first (module docs). O(n)
-    /// expected while `n <= N/2`; O(N) at worst through the fallback.
-    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        self.table.replicas_into(hash, n, out, flip_hash);
-    }
-
-    fn nodes(&self) -> &NodeTable {
-        self.table.nodes()
-    }
-
-    /// One id per bucket.
-    fn heap_bytes(&self) -> usize {
-        self.table.heap_bytes()
-    }
-
-    /// Appends `node` as the new last bucket: only keys it takes move. O(N).
-    fn with_node(&self, node: Node) -> Result<Self, Error> {
-        let table = self.table.with_node("fliphash", node)?;
-        Ok(FlipHash { table })
-    }
-
-    /// Removes the last-joined node: only its keys move. Any other node is
-    /// [`Error::Unsupported`]. O(N).
-    fn without_node(&self, name: &str) -> Result<Self, Error> {
-        let table = self.table.without_node("fliphash", LEAVE_LAST, name)?;
-        Ok(FlipHash { table })
-    }
-}
-
-impl Registered for FlipHash {
-    /// Its buckets follow join order: the file lists the nodes in it.
-    fn pin(&self) -> Result<Pinned, Error> {
-        Ok(Pinned {
-            order: Some(self.buckets().to_vec()),
-            ..Pinned::default()
-        })
-    }
-
-    fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
-        Self::new(nodes)
+    fn bucket(hash: u64, buckets: u32) -> u32 {
+        flip_hash(hash, buckets)
     }
 }

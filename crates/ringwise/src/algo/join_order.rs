@@ -15,7 +15,7 @@
 //! the table, O(N).
 
 use crate::Error;
-use crate::algo::jump::{check_unweighted, check_weight, replica_draws};
+use crate::algo::buckets::{check_unweighted, check_weight, replica_draws};
 use crate::node::{Node, NodeId, NodeTable};
 
 /// Why only the last bucket can leave.

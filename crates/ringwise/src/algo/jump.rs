@@ -21,7 +21,7 @@
 //! bucket → node table (4 bytes per node).
 //!
 //! Replicas: draw 0 is the owner; draw `a >= 1` jumps with the key
-//! [`replica_key`]`(hash, a)`, output `a` of SplitMix64 seeded with the hash;
+//! [`crate::replica_key`]`(hash, a)`, output `a` of SplitMix64 seeded with the hash;
 //! a draw that repeats a chosen bucket is skipped. After `8·n` draws (`n`
 //! buckets) the rest comes from the buckets after the owner's, in bucket
 //! order (wrapping), so asking for every node costs O(n ln n) draws at most
@@ -36,13 +36,10 @@ use crate::Error;
 use crate::algo::join_order::JoinOrder;
 use crate::algo::params::{Params, Pinned, Registered};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::{Distinct, Placement};
+use crate::placement::Placement;
 
 /// The multiplier of the reference LCG.
 const LCG_MULTIPLIER: u64 = 2_862_933_555_777_941_757;
-
-/// Draws tried per bucket before the ordered fallback.
-const DRAWS_PER_BUCKET: u64 = 8;
 
 /// The bucket in `0..buckets` for `key`, bit for bit as the reference C++
 /// (and go-jump, and Guava's `consistentHash` with the long's bits as key).
@@ -67,58 +64,6 @@ pub fn jump_consistent_hash(mut key: u64, buckets: u32) -> u32 {
         j = ((b + 1) as f64 * quotient) as i64;
     }
     b as u32
-}
-
-/// Key of replica draw `a` (`a >= 1`): output `a` of SplitMix64 seeded with
-/// `hash` (Steele, Lea & Flood 2014): `mix(hash + a × 0x9e3779b97f4a7c15)`.
-pub fn replica_key(hash: u64, a: u64) -> u64 {
-    let mut z = hash.wrapping_add(a.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The shared replica order of [`Jump`] and [`crate::Memento`]: `bucket_of`
-/// maps a key to a bucket, `node_of` a bucket of the `size`-long array to
-/// its node (`None` for a hole). See the module documentation.
-pub(crate) fn replica_draws(
-    hash: u64,
-    want: usize,
-    size: u32,
-    out: &mut Vec<NodeId>,
-    bucket_of: impl Fn(u64) -> Option<u32>,
-    node_of: impl Fn(u32) -> Option<NodeId>,
-) {
-    out.clear();
-    let Some(first) = bucket_of(hash).filter(|_| want > 0) else {
-        return;
-    };
-    let mut picks = Distinct::new(out, want);
-    let mut push = |b: u32| {
-        if let Some(id) = node_of(b) {
-            picks.push(id);
-        }
-        picks.is_full()
-    };
-    if push(first) {
-        return;
-    }
-    // The number of draws depends on the bucket count only, never on
-    // `want`: the picks are one fixed sequence cut at `want`, so
-    // `replicas(r)` is a prefix of `replicas(r + 1)` (issue 13 item 8).
-    let draws = u64::from(size).saturating_mul(DRAWS_PER_BUCKET);
-    for a in 1..draws {
-        if let Some(b) = bucket_of(replica_key(hash, a))
-            && push(b)
-        {
-            return;
-        }
-    }
-    for i in 1..u64::from(size) {
-        if push(((u64::from(first) + i) % u64::from(size)) as u32) {
-            return;
-        }
-    }
 }
 
 /// Jump hash over nodes in join order. Immutable; membership changes return
@@ -147,26 +92,6 @@ impl Jump {
     pub fn buckets(&self) -> &[NodeId] {
         self.table.buckets()
     }
-}
-
-/// Jump-based placements give every bucket the same share.
-pub(crate) fn check_unweighted(algorithm: &'static str, table: &NodeTable) -> Result<(), Error> {
-    table
-        .iter()
-        .try_for_each(|node| check_weight(algorithm, node))
-}
-
-pub(crate) fn check_weight(algorithm: &'static str, node: &Node) -> Result<(), Error> {
-    node.validate()?;
-    if node.weight == 1.0 {
-        return Ok(());
-    }
-    Err(Error::Unsupported {
-        algorithm,
-        operation: format!("weigh node {:?} at {}", node.name, node.weight),
-        reason: "every bucket gets the same share of keys; give each node weight 1 (the ring supports weights)",
-        node: Some(node.name.clone()),
-    })
 }
 
 impl Placement for Jump {

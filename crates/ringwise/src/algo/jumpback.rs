@@ -45,11 +45,7 @@
 //! Hash4j answers `numBuckets` up to `2^31 - 1`; [`jump_back_hash`] takes
 //! any `u32` and agrees wherever both are defined.
 
-use crate::Error;
-use crate::algo::join_order::{JoinOrder, LEAVE_LAST};
-use crate::algo::params::{Params, Pinned, Registered};
-use crate::node::{Node, NodeId, NodeTable};
-use crate::placement::Placement;
+use crate::algo::bucket_fn::{BucketFn, Buckets};
 
 /// SplitMix64's increment (the golden gamma).
 const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -109,77 +105,23 @@ pub fn jump_back_hash(hash: u64, buckets: u32) -> u32 {
 
 /// JumpBackHash over nodes in join order. Immutable; membership changes
 /// return new snapshots.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JumpBack {
-    table: JoinOrder,
-}
+///
+/// `new`, `bucket`, `buckets` and the [`Placement`](crate::Placement)
+/// methods are those of one generic snapshot (`algo/bucket_fn.rs`) shared
+/// with [`crate::Binomial`] and [`crate::FlipHash`], answering with [`jump_back_hash`].
+pub type JumpBack = Buckets<JumpBackFn>;
 
-impl JumpBack {
-    /// Nodes in bucket order: the first is bucket 0. Every node must have
-    /// weight 1 ([`Error::Unsupported`] otherwise). O(N log N).
-    pub fn new(nodes: Vec<Node>) -> Result<Self, Error> {
-        JoinOrder::new("jumpback", nodes).map(|table| JumpBack { table })
-    }
+/// [`jump_back_hash`] as the bucket function of [`JumpBack`], named `"jumpback"` in the
+/// registry.
+#[derive(Debug)]
+pub enum JumpBackFn {}
 
-    /// The bucket of `hash`; `None` without nodes. O(1) expected.
+impl BucketFn for JumpBackFn {
+    const NAME: &'static str = "jumpback";
+    const TYPE_NAME: &'static str = "JumpBack";
+
     #[inline]
-    pub fn bucket(&self, hash: u64) -> Option<u32> {
-        let size = self.table.size();
-        (size > 0).then(|| jump_back_hash(hash, size))
-    }
-
-    /// Bucket → node id, in join order.
-    pub fn buckets(&self) -> &[NodeId] {
-        self.table.buckets()
-    }
-}
-
-impl Placement for JumpBack {
-    /// The node that owns `hash`. O(1) expected, no allocation.
-    #[inline]
-    fn owner(&self, hash: u64) -> Option<NodeId> {
-        self.bucket(hash).and_then(|b| self.table.node(b))
-    }
-
-    /// Up to `n` distinct nodes, the owner first (module docs). O(n)
-    /// expected while `n <= N/2`; O(N) at worst through the fallback.
-    fn replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
-        self.table.replicas_into(hash, n, out, jump_back_hash);
-    }
-
-    fn nodes(&self) -> &NodeTable {
-        self.table.nodes()
-    }
-
-    /// One id per bucket.
-    fn heap_bytes(&self) -> usize {
-        self.table.heap_bytes()
-    }
-
-    /// Appends `node` as the new last bucket: only keys it takes move. O(N).
-    fn with_node(&self, node: Node) -> Result<Self, Error> {
-        let table = self.table.with_node("jumpback", node)?;
-        Ok(JumpBack { table })
-    }
-
-    /// Removes the last-joined node: only its keys move. Any other node is
-    /// [`Error::Unsupported`]. O(N).
-    fn without_node(&self, name: &str) -> Result<Self, Error> {
-        let table = self.table.without_node("jumpback", LEAVE_LAST, name)?;
-        Ok(JumpBack { table })
-    }
-}
-
-impl Registered for JumpBack {
-    /// Its buckets follow join order: the file lists the nodes in it.
-    fn pin(&self) -> Result<Pinned, Error> {
-        Ok(Pinned {
-            order: Some(self.buckets().to_vec()),
-            ..Pinned::default()
-        })
-    }
-
-    fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
-        Self::new(nodes)
+    fn bucket(hash: u64, buckets: u32) -> u32 {
+        jump_back_hash(hash, buckets)
     }
 }

@@ -44,6 +44,7 @@
 
 use crate::Error;
 use crate::algo::params::{self, Param, Params, Pinned, Registered};
+use crate::budget::reserve::reserve_peak;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::{Distinct, Placement};
 
@@ -87,7 +88,7 @@ impl Maglev {
     /// Builds a table of `table_size` slots over a validated node table.
     pub fn from_table(nodes: NodeTable, table_size: u64) -> Result<Self, Error> {
         check_table_size(table_size, nodes.len())?;
-        crate::reserve_peak(
+        reserve_peak(
             "a maglev table",
             table_size.saturating_mul(Self::PEAK_BYTES_PER_SLOT),
         )?;

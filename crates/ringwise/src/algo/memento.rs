@@ -70,7 +70,8 @@
 //! plus 16 bytes per removed bucket.
 
 use crate::Error;
-use crate::algo::jump::{check_unweighted, check_weight, jump_consistent_hash, replica_draws};
+use crate::algo::buckets::{check_unweighted, check_weight, replica_draws};
+use crate::algo::jump::jump_consistent_hash;
 use crate::algo::params::{Params, Pinned, Registered};
 use crate::hash::crc32c_u64;
 use crate::node::{Node, NodeId, NodeTable};

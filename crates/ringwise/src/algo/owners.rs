@@ -10,7 +10,7 @@
 //! Cost: O(capacity) per join or leave; O(1) per lookup.
 
 use crate::Error;
-use crate::algo::jump::check_unweighted;
+use crate::algo::buckets::check_unweighted;
 use crate::algo::removals;
 use crate::node::{Node, NodeId, NodeTable};
 

@@ -8,14 +8,12 @@ use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
 use crate::Error;
-use crate::algo::ring::RingView;
+use crate::algo::ring::view::RingView;
 use crate::hash::StableHash;
 use crate::node::{Node, NodeId};
 use crate::placement::Placement;
 
-pub use crate::param::{
-    DEFAULT_MAX_RING_SIZE, DEFAULT_PROBES, DEFAULT_TABLE_SIZE, DEFAULT_VNODES, Param, Params,
-};
+pub use crate::param::{DEFAULT_MAX_RING_SIZE, DEFAULT_PROBES, DEFAULT_TABLE_SIZE, Param, Params};
 
 /// What an operator fixed by hand for one node instead of letting the
 /// algorithm compute it: a ring's points, Cassandra's tokens (as `nodetool

@@ -35,19 +35,22 @@
 //! `0.5 / vnodes` still gets one point. Replica walks are O(points visited),
 //! which is small unless a node with very few points is asked for.
 
+use crate::Error;
 use crate::algo::params::{Given, Layout, Param, Params, Pinned, Registered};
+use crate::budget::reserve::reserve_peak;
+use crate::budget::{MAX_POINTS, MAX_POINTS_CEILING, PEAK_BYTES_PER_POINT};
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::{Distinct, Placement};
-use crate::{Error, MAX_POINTS, MAX_POINTS_CEILING};
+use crate::stats::PlacementStats;
 
 mod index;
-mod points;
-mod stats;
+pub(crate) mod points;
+pub(crate) mod view;
 
 pub(crate) use points::numbered_texts;
 pub use points::{DEFAULT_VNODES, Explicit, Members, PointScheme, Vnodes, Width, point_count};
-pub use stats::{NodeStats, RingStats};
+pub use view::RingView;
 
 use index::{BLOCK, BucketIndex, Entry};
 
@@ -382,8 +385,8 @@ impl<S> Ring<S> {
     }
 
     /// Points per node, exact ownership shares and their spread. O(P + N).
-    pub fn stats(&self) -> RingStats {
-        RingStats::new(&self.nodes, self.iter())
+    pub fn stats(&self) -> PlacementStats {
+        PlacementStats::from_arcs(&self.nodes, self.iter())
     }
 
     /// Like [`Placement::replicas_into`], but first takes nodes from zones
@@ -470,24 +473,8 @@ impl<S> Ring<S> {
     }
 }
 
-/// What every ring-shaped placement answers beyond [`Placement`], as one
-/// object-safe view ([`crate::AnyPlacement::as_ring`]), whatever its point
-/// scheme.
-pub trait RingView: Placement {
-    /// Points per node, exact ownership shares and their spread. O(P + N).
-    fn stats(&self) -> RingStats;
-    /// Number of points on the ring.
-    fn point_count(&self) -> usize;
-    /// How the peer writes a point.
-    fn width(&self) -> Width;
-    /// `(point, owner)` in ring order.
-    fn points(&self) -> Box<dyn Iterator<Item = (u64, NodeId)> + '_>;
-    /// Zone-aware replicas: see [`Ring::zoned_replicas_into`].
-    fn zoned_replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>);
-}
-
 impl<S: PointScheme> RingView for Ring<S> {
-    fn stats(&self) -> RingStats {
+    fn stats(&self) -> PlacementStats {
         Ring::stats(self)
     }
 
@@ -664,10 +651,7 @@ fn generate<S: PointScheme>(
         sum.saturating_add(list.as_ref().map_or(count, |p| p.len() as u64))
     });
     check_total(total, limit)?;
-    crate::reserve_peak(
-        "a ring build",
-        total.saturating_mul(crate::PEAK_BYTES_PER_POINT),
-    )?;
+    reserve_peak("a ring build", total.saturating_mul(PEAK_BYTES_PER_POINT))?;
     let mut entries = Vec::with_capacity(total as usize);
     let mut scratch = Vec::new();
     for (((id, node), list), count) in nodes.iter().enumerate().zip(lists).zip(counts) {

@@ -14,7 +14,7 @@
 //! `user1000`, `foo{}{bar}` hashes everything (the first tag is empty and
 //! Redis does not look for a second), and `foo{{bar}}zap` hashes `{bar`.
 
-use super::KeyHasher;
+use super::key_hasher::KeyHasher;
 
 /// Number of Redis Cluster hash slots.
 pub const SLOT_COUNT: usize = 16384;

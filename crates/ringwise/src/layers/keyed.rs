@@ -15,10 +15,10 @@
 use std::fmt::Write as _;
 
 use crate::Error;
-use crate::algo::ring::RingStats;
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::NodeId;
 use crate::placement::Placement;
+use crate::stats::PlacementStats;
 
 /// Keys hashed per block by the batch calls: enough independent lookups
 /// to keep the memory system busy (the ring resolves them 128 at a time),
@@ -204,7 +204,7 @@ impl<P: Placement, H: KeyHasher> Keyed<P, H> {
     /// ..., resolved through the batch path: the shares of a placement
     /// without exact arcs, as `ringwise inspect` and Python's `stats()` show
     /// them. O(samples) lookups, 1,024 keys at a time in reused buffers.
-    pub fn sampled_stats(&self, samples: u64) -> RingStats {
+    pub fn sampled_stats(&self, samples: u64) -> PlacementStats {
         const BLOCK: u64 = 1024;
         let nodes = self.placement.nodes();
         let mut counts = vec![0u64; nodes.len()];
@@ -223,7 +223,7 @@ impl<P: Placement, H: KeyHasher> Keyed<P, H> {
         }
         let total = samples.max(1) as f64;
         let shares: Vec<f64> = counts.iter().map(|&c| c as f64 / total).collect();
-        RingStats::from_shares(nodes, &[], &shares)
+        PlacementStats::from_shares(nodes, &[], &shares)
     }
 }
 

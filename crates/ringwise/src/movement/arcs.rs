@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Method, MovedRange, Movement, Names};
+use super::report::{Method, MovedRange, Movement, Names};
 use crate::algo::ring::RingView;
 
 pub(super) fn diff(old: &dyn RingView, new: &dyn RingView, names: Names) -> Movement {

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Method, Movement, Names};
+use super::report::{Method, Movement, Names};
 use crate::placement::Placement;
 
 /// Hashes [`crate::diff`] samples when it cannot be exact: 2^20.

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Method, MovedRange, Movement, Names};
+use super::report::{Method, MovedRange, Movement, Names};
 use crate::algo::AnyPlacement;
 use crate::placement::Placement;
 

@@ -23,11 +23,12 @@
 
 use std::fmt;
 
+use crate::Error;
+use crate::budget::MAX_VNODES;
 use crate::hash::{KeyHasher, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
-use crate::{Error, MAX_VNODES};
 
-pub use crate::algo::params::DEFAULT_VNODES;
+pub use crate::param::DEFAULT_VNODES;
 
 /// How a ring makes the points of a node.
 pub trait PointScheme: Clone + fmt::Debug + Send + Sync {

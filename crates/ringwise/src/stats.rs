@@ -1,17 +1,27 @@
-//! Exact ownership of a ring, like Envoy's min/max hash-ring gauges.
+//! How a placement shares the hash space among its nodes:
+//! [`PlacementStats`], one [`NodeStats`] per node, like Envoy's min/max
+//! hash-ring gauges. Every placement can be asked (`ringwise inspect`,
+//! Python's `stats()`, [`crate::Keyed::sampled_stats`]); only the rings
+//! know their shares exactly.
 //!
-//! Point `i` owns the hashes in `(p[i-1], p[i]]`; point 0 also owns the wrap
-//! `(p[last], 2^64)`. Summing these arcs as integers gives each node's exact
-//! share of the hash space, which is the expected share of uniformly hashed
-//! keys. Example on a 100-slot toy ring with points A@10, B@45, C@80: A owns
-//! `(80, 100) ∪ [0, 10]` = 30 slots, B owns 35, C owns 35.
+//! Exact, from a ring's arcs ([`crate::RingView::stats`]): point `i` owns
+//! the hashes in `(p[i-1], p[i]]`; point 0 also owns the wrap
+//! `(p[last], 2^64)`. Summing these arcs as integers gives each node's
+//! exact share of the hash space, which is the expected share of uniformly
+//! hashed keys. Example on a 100-slot toy ring with points A@10, B@45,
+//! C@80: A owns `(80, 100) ∪ [0, 10]` = 30 slots, B owns 35, C owns 35.
+//!
+//! Sampled, for every other placement ([`PlacementStats::from_shares`]):
+//! the shares come from looking keys up. Either way `max`, `min` and
+//! `spread` compare each share with what the node's weight asks for.
+//! Cost: O(P) for P points, O(N) from shares.
 
 use crate::node::{NodeId, NodeTable};
 
 /// Ownership of one node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeStats {
-    /// The node's id in the ring's table.
+    /// The node's id in the placement's table.
     pub id: NodeId,
     /// Its name.
     pub name: String,
@@ -19,9 +29,11 @@ pub struct NodeStats {
     pub weight: f64,
     /// Its zone, if any.
     pub zone: Option<String>,
-    /// Points it has on the ring.
+    /// Points it has on the ring (0 where the placement has none or the
+    /// caller gave none).
     pub points: u64,
-    /// Exact fraction of the hash space it owns.
+    /// Fraction of the hash space it owns: exact from arcs, measured
+    /// otherwise.
     pub share: f64,
     /// Fraction its weight asks for: `weight / total weight`.
     pub expected: f64,
@@ -34,9 +46,9 @@ impl NodeStats {
     }
 }
 
-/// Ownership of a whole ring.
+/// Ownership of a whole placement: what `inspect` and `stats()` report.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RingStats {
+pub struct PlacementStats {
     /// One entry per node, in id (name) order.
     pub nodes: Vec<NodeStats>,
     /// Largest `share / expected`.
@@ -48,8 +60,10 @@ pub struct RingStats {
     pub spread: f64,
 }
 
-impl RingStats {
-    pub(super) fn new(
+impl PlacementStats {
+    /// Exact statistics of a ring from its `(point, owner)` entries in
+    /// ascending point order (module docs). O(P).
+    pub(crate) fn from_arcs(
         table: &NodeTable,
         entries: impl DoubleEndedIterator<Item = (u64, NodeId)> + Clone,
     ) -> Self {
@@ -63,7 +77,7 @@ impl RingStats {
             previous = i128::from(point);
         }
         let shares: Vec<f64> = arcs.iter().map(|&a| a as f64 / 2f64.powi(64)).collect();
-        RingStats::from_shares(table, &counts, &shares)
+        PlacementStats::from_shares(table, &counts, &shares)
     }
 
     /// Statistics from each node's `points` and measured `share` (both in id
@@ -85,7 +99,7 @@ impl RingStats {
             })
             .collect();
         let ratios: Vec<f64> = nodes.iter().map(NodeStats::ratio).collect();
-        RingStats {
+        PlacementStats {
             max: ratios.iter().copied().fold(f64::NAN, f64::max),
             min: ratios.iter().copied().fold(f64::NAN, f64::min),
             spread: relative_stddev(&ratios),
@@ -104,3 +118,8 @@ fn relative_stddev(values: &[f64]) -> f64 {
     let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
     variance.sqrt() / mean
 }
+
+/// The former name of [`PlacementStats`], from when only rings had
+/// statistics; kept so `ringwise::RingStats` still works.
+#[doc(hidden)]
+pub type RingStats = PlacementStats;
