@@ -100,24 +100,34 @@ pub fn uhashring_continuum<'py>(
         })
         .map_err(to_py)?;
 
-    let ring = PyDict::new(py);
+    // Every point in the order made, with the position of its node.
+    let mut made: Vec<(u32, usize)> = Vec::with_capacity(counts.iter().sum::<u64>() as usize);
     let distribution = PyDict::new(py);
-    let mut keys: Vec<u32> = Vec::with_capacity(counts.iter().sum::<u64>() as usize);
     let mut points = Vec::new();
-    for ((name, _), (node, &id)) in nodes.iter().zip(listed_nodes.iter().zip(&ids)) {
+    for (position, (node, &id)) in listed_nodes.iter().zip(&ids).enumerate() {
         let count = counts[id as usize];
         if count == 0 {
             continue;
         }
         points.clear();
         scheme.points(node, count, &mut points).map_err(to_py)?;
-        for &point in &points {
-            let point = cell_value(point);
-            ring.set_item(point, name)?;
-            keys.push(point);
-        }
-        distribution.set_item(name, points.len())?;
+        made.extend(points.iter().map(|&p| (cell_value(p), position)));
+        distribution.set_item(&nodes[position].0, points.len())?;
     }
-    keys.sort_unstable();
-    Ok((PyList::new(py, keys)?, ring, distribution))
+    // One int object per point, made in ascending order and shared by
+    // `keys` and `ring`: `ring[k]` for `k` in `keys` then matches by
+    // identity, as with the pure-Python continuum, and a walk of `keys`
+    // reads memory in order.
+    let mut sorted: Vec<u32> = made.iter().map(|&(p, _)| p).collect();
+    sorted.sort_unstable();
+    let ints = sorted
+        .iter()
+        .map(|p| p.into_pyobject(py))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ring = PyDict::new(py);
+    for &(point, position) in &made {
+        let at = sorted.partition_point(|&p| p < point);
+        ring.set_item(&ints[at], &nodes[position].0)?;
+    }
+    Ok((PyList::new(py, ints)?, ring, distribution))
 }
