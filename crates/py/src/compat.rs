@@ -114,20 +114,22 @@ pub fn uhashring_continuum<'py>(
         made.extend(points.iter().map(|&p| (cell_value(p), position)));
         distribution.set_item(&nodes[position].0, points.len())?;
     }
-    // One int object per point, made in ascending order and shared by
-    // `keys` and `ring`: `ring[k]` for `k` in `keys` then matches by
-    // identity, as with the pure-Python continuum, and a walk of `keys`
+    // One int object per point, made in the order the points are and
+    // shared by `ring` and `keys`, as the pure-Python continuum had them:
+    // `ring[k]` for `k` in `keys` matches by identity, and copying `ring`
     // reads memory in order.
-    let mut sorted: Vec<u32> = made.iter().map(|&(p, _)| p).collect();
-    sorted.sort_unstable();
-    let ints = sorted
+    let ints = made
         .iter()
-        .map(|p| p.into_pyobject(py))
+        .map(|&(point, _)| point.into_pyobject(py))
         .collect::<Result<Vec<_>, _>>()?;
     let ring = PyDict::new(py);
-    for &(point, position) in &made {
-        let at = sorted.partition_point(|&p| p < point);
-        ring.set_item(&ints[at], &nodes[position].0)?;
+    for (int, &(_, position)) in ints.iter().zip(&made) {
+        ring.set_item(int, &nodes[position].0)?;
     }
-    Ok((PyList::new(py, ints)?, ring, distribution))
+    let mut ascending: Vec<(u32, u32)> = (0..made.len() as u32)
+        .map(|i| (made[i as usize].0, i))
+        .collect();
+    ascending.sort_unstable();
+    let keys = PyList::new(py, ascending.iter().map(|&(_, i)| &ints[i as usize]))?;
+    Ok((keys, ring, distribution))
 }
