@@ -1,7 +1,8 @@
 //! `ringwise._ringwise`: the native half of the Python package `ringwise`.
 //!
 //! No algorithm lives here: this crate converts Python values to the
-//! library's types and back ([`placement`], [`simulate`]) and maps the
+//! library's types and back ([`placement`], [`simulate`], and [`compat`]
+//! for uhashring's ketama views) and maps the
 //! library's errors to Python exceptions in one place ([`errors`]). The
 //! Python layer (`python/ringwise/__init__.py`) re-exports it and adds the
 //! per-algorithm convenience classes; `python/ringwise/_ringwise.pyi` types it.
@@ -9,6 +10,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
+mod compat;
 mod errors;
 mod placement;
 mod simulate;
@@ -20,6 +22,8 @@ fn _ringwise(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<placement::Placement>()?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(placement::cassandra_token, m)?)?;
+    m.add_function(wrap_pyfunction!(compat::uhashring_hashi, m)?)?;
+    m.add_function(wrap_pyfunction!(compat::uhashring_continuum, m)?)?;
     m.add(
         "ALGORITHMS",
         PyTuple::new(m.py(), ringwise::Algorithm::NAMES)?,

@@ -1,7 +1,7 @@
 """Typed stubs of the native module ringwise._ringwise (checked by mypy's stubtest)."""
 
 import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any, final
 
@@ -33,6 +33,8 @@ __all__ = [
     "__version__",
     "cassandra_token",
     "simulate",
+    "uhashring_continuum",
+    "uhashring_hashi",
 ]
 
 class Error(Exception): ...
@@ -98,3 +100,7 @@ class Placement:
 
 def simulate(**options: Any) -> dict[str, Any]: ...
 def cassandra_token(key: _Key) -> int: ...
+def uhashring_hashi(key: object, replica: int = 0) -> int: ...
+def uhashring_continuum(
+    nodes: Sequence[tuple[str, int]],
+) -> tuple[list[int], dict[int, str], dict[str, int]]: ...

@@ -30,6 +30,7 @@ from collections import Counter
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 import ringwise
+from ringwise import _ringwise
 
 __all__ = [
     "ConsistentHashRing",
@@ -249,38 +250,30 @@ _KETAMA_REPLICAS = 4
 _NodeConf = Dict[str, Any]
 
 
-def _ketama_hashi(key: object, replica: int = 0) -> int:
-    digest = hashlib.md5(str(key).encode("utf-8")).digest()
-    return int.from_bytes(digest[replica * 4 : replica * 4 + 4], "little")
+# uhashring's ketama key hash, ``hashi(key, replica=0)``: bytes ``4*replica``
+# to ``4*replica + 4`` of ``md5(str(key))``, little-endian; the library's
+# ``md5-le32`` words, computed natively.
+_ketama_hashi = _ringwise.uhashring_hashi
 
 
 class _Continuum:
-    """uhashring's ``_keys``/``_ring``/``_distribution``, computed in Python on demand.
+    """uhashring's ``_keys``/``_ring``/``_distribution``, made on demand.
 
-    Only the positional methods (``get_points``, ``get_server``,
-    ``get_node_pos``, ``range``, ``ring``...) need it; lookups do not.
+    The points are the library's own (``ketama``, ``uhashring`` flavour:
+    ``ringwise._ringwise.uhashring_continuum``). Only the positional methods
+    (``get_points``, ``get_server``, ``get_node_pos``, ``range``, ``ring``...)
+    need it; lookups do not.
     """
 
     __slots__ = ("keys", "ring", "distribution")
 
     def __init__(self, nodes: Mapping[str, _NodeConf]) -> None:
-        total = sum(conf["weight"] for conf in nodes.values())
-        keys: List[int] = []
-        ring: Dict[int, str] = {}
-        distribution: Counter[str] = Counter()
-        for name, conf in nodes.items():
-            groups = (_KETAMA_VNODES * len(nodes) * conf["weight"]) // total if total else 0
-            for w in range(groups):
-                digest = hashlib.md5(f"{name}-{w}".encode("utf-8")).digest()
-                for i in range(_KETAMA_REPLICAS):
-                    h = int.from_bytes(digest[i * 4 : i * 4 + 4], "little")
-                    ring[h] = name
-                    keys.append(h)
-                    distribution[name] += 1
-        keys.sort()
-        self.keys = keys
-        self.ring = ring
-        self.distribution = distribution
+        keys, ring, distribution = _ringwise.uhashring_continuum(
+            [(name, conf["weight"]) for name, conf in nodes.items()]
+        )
+        self.keys: List[int] = keys
+        self.ring: Dict[int, str] = ring
+        self.distribution: Counter[str] = Counter(distribution)
 
 
 class _Snapshot:
@@ -530,7 +523,7 @@ class HashRing:
         """The truthy ``instance`` of every configured node."""
         return [c.get("instance") for c in self._snapshot.nodes.values() if c.get("instance")]
 
-    # -- positional views (computed in Python on first use per snapshot) -----
+    # -- positional views (the native continuum, made on first use per snapshot)
 
     def _pos(self, snapshot: _Snapshot, key: Any) -> int:
         keys = snapshot.continuum.keys
