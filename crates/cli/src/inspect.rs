@@ -22,8 +22,8 @@ use std::io::Write;
 
 use anyhow::anyhow;
 use ringwise::{
-    Algorithm, AnyPlacement, ClusterSpec, Keyed, Param, ParamValue, Placement, RingStats, RingView,
-    StableHash, Width,
+    Algorithm, AnyPlacement, ClusterSpec, Keyed, Param, ParamValue, Placement, PlacementStats,
+    RingView, StableHash, Width,
 };
 
 use crate::Failure;
@@ -174,15 +174,15 @@ fn replicated(
     ring: &dyn RingView,
     replicas: u32,
     zones: bool,
-    primary: &RingStats,
-) -> Result<RingStats, Failure> {
+    primary: &PlacementStats,
+) -> Result<PlacementStats, Failure> {
     let allocator = ringwise::Allocator::new(1)
         .and_then(|a| a.replicas(replicas))
         .map_err(Failure::usage)?
         .zones(zones);
     let balance = allocator.balance(ring);
     let points: Vec<u64> = primary.nodes.iter().map(|n| n.points).collect();
-    Ok(RingStats::from_shares(
+    Ok(PlacementStats::from_shares(
         ring.nodes(),
         &points,
         &balance.share,
@@ -273,7 +273,7 @@ const MIN_SAMPLE: u64 = 10_000;
 /// exact): a ring's summed arcs, otherwise [`sample_size`] keys looked up.
 /// `inspect` and `plan`'s rehash pricing both read shares here, so the two
 /// always agree on a cluster.
-pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (RingStats, u64) {
+pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (PlacementStats, u64) {
     let placement = keyed.placement();
     match placement.as_ring() {
         Some(ring) => (ring.stats(), 0),
@@ -309,7 +309,7 @@ fn table(
     spec: &ClusterSpec,
     ring: Option<&dyn RingView>,
     points: usize,
-    stats: &RingStats,
+    stats: &PlacementStats,
 ) -> String {
     let width = stats
         .nodes

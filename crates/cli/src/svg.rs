@@ -27,7 +27,7 @@
 use std::fmt::Write as _;
 
 use ringwise::{
-    AnyPlacement, Method, MovedRange, Movement, NodeTable, Placement, RingStats, RingView,
+    AnyPlacement, Method, MovedRange, Movement, NodeTable, Placement, PlacementStats, RingView,
 };
 
 /// What `plan --svg` draws, as plain data: `plan.rs` builds it from its
@@ -703,7 +703,7 @@ fn flow_bars(out: &mut String, m: &ringwise::Movement) {
 }
 
 /// `inspect --svg`: the ring (or slot strip) and the ownership bars.
-pub fn inspect(title: &str, placement: &AnyPlacement, stats: &RingStats) -> String {
+pub fn inspect(title: &str, placement: &AnyPlacement, stats: &PlacementStats) -> String {
     let nodes = placement.nodes();
     let mut out = header(title, SIZE + 60.0);
     match (placement.as_ring(), placement.table_size()) {

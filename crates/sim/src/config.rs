@@ -5,7 +5,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use ringwise::{Algorithm, AnyPlacement, Error, Node, Params, StableHash};
+use ringwise::{
+    Algorithm, AnyPlacement, Error, InSimulate, Node, Param, ParamValue, Params, StableHash,
+};
 use serde::Serialize;
 
 /// One experiment of the article.
@@ -183,18 +185,26 @@ fn display<T: fmt::Display, S: serde::Serializer>(value: &T, s: S) -> Result<S::
     s.collect_str(value)
 }
 
-/// The flavour-like parameters as `{"flavor": "twemproxy", ...}`: every one,
-/// whichever algorithm runs (the comparison runs them all).
+/// The parameters `simulate` takes ([`Param::in_simulate`]) as
+/// `{"flavor": "twemproxy", ...}`: every one, whichever algorithm runs (the
+/// comparison runs them all), except those the list writes only when set
+/// (`capacity`), so documents of runs without them stay as they were.
 fn read_params<S: serde::Serializer>(params: &Params, s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
-    let mut map = s.serialize_map(Some(4))?;
-    map.serialize_entry("flavor", params.flavor.name())?;
-    map.serialize_entry("min_ring_size", &params.min_ring_size)?;
-    map.serialize_entry("max_ring_size", &params.max_ring_size)?;
-    map.serialize_entry("num_tokens", &params.num_tokens)?;
-    // Written only when set, so documents of runs without it stay as they were.
-    if params.capacity != 0 {
-        map.serialize_entry("capacity", &params.capacity)?;
+    let mut map = s.serialize_map(None)?;
+    for &param in Param::ALL {
+        let value = params.get(param);
+        let shown = match param.in_simulate() {
+            InSimulate::Always => true,
+            InSimulate::WhenSet => value != Params::DEFAULT.get(param),
+            _ => false,
+        };
+        match value {
+            _ if !shown => {}
+            ParamValue::Count(n) => map.serialize_entry(param.name(), &n)?,
+            ParamValue::Flavor(flavor) => map.serialize_entry(param.name(), flavor.name())?,
+            _ => map.serialize_entry(param.name(), &value.to_string())?,
+        }
     }
     map.end()
 }

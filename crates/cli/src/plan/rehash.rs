@@ -15,7 +15,7 @@
 //! O(N_old · N_new) flows, at most [`MAX_PAIRS`].
 
 use anyhow::anyhow;
-use ringwise::{AnyPlacement, Flow, Keyed, Method, Movement, Placement, RingStats};
+use ringwise::{AnyPlacement, Flow, Keyed, Method, Movement, Placement, PlacementStats};
 
 use crate::Failure;
 use crate::inspect::shares;
@@ -33,7 +33,7 @@ pub fn movement(
 ) -> Result<Movement, Failure> {
     let pairs = old.placement().len() as u64 * new.placement().len() as u64;
     let ((before, s_old), (after, s_new)) = (shares(old), shares(new));
-    let share = |stats: &RingStats, name: &str| {
+    let share = |stats: &PlacementStats, name: &str| {
         let found = stats.nodes.iter().find(|n| n.name == name);
         found.map_or(0.0, |n| n.share)
     };
