@@ -39,6 +39,7 @@ mod maglev_properties;
 mod memento_properties;
 mod movement;
 mod multiprobe_properties;
+mod param_list;
 mod properties;
 mod redis_slots;
 mod reliability;
