@@ -85,7 +85,9 @@ fn python_defaults_are_the_defaults() {
         if default == "None" {
             continue;
         }
-        let value = param.parse(default).expect("a default of the parameter's type");
+        let value = param
+            .parse(default)
+            .expect("a default of the parameter's type");
         assert_eq!(value, Params::DEFAULT.get(param), "{param}");
     }
 }
