@@ -86,25 +86,6 @@ pub struct ClusterSpec {
 }
 
 impl ClusterSpec {
-    /// A spec of `algorithm` with its default parameters (and default key
-    /// hash) over `nodes`, listed in the order given.
-    pub fn new(algorithm: Algorithm, nodes: Vec<Node>) -> Result<Self, Error> {
-        Ok(ClusterSpec {
-            algorithm,
-            params: Params {
-                hash: algorithm.default_hash(),
-                ..Params::DEFAULT
-            },
-            epsilon: None,
-            listed: nodes.iter().map(|n| n.name.clone()).collect(),
-            nodes: NodeTable::new(nodes)?,
-            layout: Layout::new(),
-            removed: Vec::new(),
-            hash_tag: None,
-            hash_named: false,
-        })
-    }
-
     /// Builds the placement this spec describes, with its key hash.
     pub fn build(&self) -> Result<Keyed<AnyPlacement>, Error> {
         let placement = AnyPlacement::build_removed(

@@ -182,6 +182,16 @@ impl From<Rejected> for Error {
 }
 
 impl ClusterSpec {
+    /// A spec of `algorithm` with its default parameters (and default key
+    /// hash) over `nodes`, listed in the order given: the parts
+    /// [`ClusterSpec::from_parts`] checks, whose error it returns.
+    pub fn new(algorithm: Algorithm, nodes: Vec<Node>) -> Result<Self, Error> {
+        let mut settings = Settings::default();
+        settings.algorithm = Some(algorithm.name().to_owned());
+        let members: Vec<Member> = nodes.iter().map(Member::of).collect();
+        Ok(ClusterSpec::from_parts(&settings, &members)?)
+    }
+
     /// The validated spec of `settings` over `members` (in listed order):
     /// names, weights, zones, layouts, parameter types, vnodes, the hash
     /// and its secret, the hash tag, epsilon and `removed` are checked
