@@ -186,8 +186,10 @@ impl ClusterSpec {
     /// hash) over `nodes`, listed in the order given: the parts
     /// [`ClusterSpec::from_parts`] checks, whose error it returns.
     pub fn new(algorithm: Algorithm, nodes: Vec<Node>) -> Result<Self, Error> {
-        let mut settings = Settings::default();
-        settings.algorithm = Some(algorithm.name().to_owned());
+        let settings = Settings {
+            algorithm: Some(algorithm.name().to_owned()),
+            ..Settings::default()
+        };
         let members: Vec<Member> = nodes.iter().map(Member::of).collect();
         Ok(ClusterSpec::from_parts(&settings, &members)?)
     }
