@@ -188,13 +188,10 @@ impl ClusterArgs {
                 read_by(param)
             );
         }
-        for name in spec.ignored_params() {
-            let Ok(param) = name.parse::<Param>() else {
-                continue;
-            };
+        for param in spec.ignored_params() {
             if !self.params.has(param) {
                 say!(
-                    "ringwise: warning: `{name}` in the cluster file is ignored: \
+                    "ringwise: warning: `{param}` in the cluster file is ignored: \
                      {algorithm} does not read it ({})",
                     read_by(param)
                 );

@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use ringwise::{ClusterSpec, MemberField, Param, ParamValue, Params, Part, Rejected, Settings};
+use ringwise::{ClusterSpec, Param, ParamValue, Params, Part, Rejected, Settings};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
@@ -319,21 +319,14 @@ fn refused(
         },
         Err(Rejected { part, error }) => (part, error),
     };
+    let message = format!("`{}`: {}", part.key(), message(&error));
     match part {
-        Part::Member { index, field } => Ok(Err((index, blamed(field, &error)))),
-        part => Err(config_error(part, &error)),
+        Part::Member { index, .. } => Ok(Err((index, format!("field {message}")))),
+        _ => Err(Error::InvalidValue {
+            key: "config".into(),
+            message,
+        }),
     }
-}
-
-/// Why a member is left out: the field at fault and the error.
-fn blamed(field: MemberField, error: &ringwise::Error) -> String {
-    let field = match field {
-        MemberField::Weight => "weight",
-        MemberField::Zone => "zone",
-        MemberField::Given => "points, tokens or slots",
-        _ => "name",
-    };
-    format!("field `{field}`: {}", message(error))
 }
 
 /// An error's words, without a cluster file's prefix (no file here).
@@ -341,23 +334,5 @@ fn message(error: &ringwise::Error) -> String {
     match error {
         ringwise::Error::ClusterFile { message, .. } => message.clone(),
         other => other.to_string(),
-    }
-}
-
-/// The config's error, naming the key at fault.
-fn config_error(part: Part, e: &ringwise::Error) -> Error {
-    let field = match part {
-        Part::Algorithm => "algorithm".to_owned(),
-        Part::Hash => "hash".to_owned(),
-        Part::Secret => "secret".to_owned(),
-        Part::HashTag => "hash_tag".to_owned(),
-        Part::Epsilon => "epsilon".to_owned(),
-        Part::Param(param) => param.name().to_owned(),
-        Part::Removed(_) => "removed".to_owned(),
-        _ => "nodes".to_owned(),
-    };
-    Error::InvalidValue {
-        key: "config".into(),
-        message: format!("`{field}`: {}", message(e)),
     }
 }

@@ -48,7 +48,7 @@ use crate::Error;
 use crate::algo::{Algorithm, AnyPlacement, Layout};
 use crate::layers::{HashTag, Keyed};
 use crate::node::{Node, NodeTable};
-use crate::param::Params;
+use crate::param::{Param, Params};
 use crate::placement::Placement;
 
 #[cfg(feature = "cluster-file")]
@@ -98,15 +98,15 @@ impl ClusterSpec {
         Ok(Keyed::new(placement, self.params.hash).with_hash_tag(self.hash_tag))
     }
 
-    /// The parameters of [`Params::NAMES`] that differ from their defaults
-    /// but that the algorithm does not read (`table_size` on a ring...):
-    /// settings that do nothing, for a caller to warn about.
-    pub fn ignored_params(&self) -> Vec<&'static str> {
+    /// The parameters that differ from their defaults but that the
+    /// algorithm does not read (`table_size` on a ring...): settings that
+    /// do nothing, for a caller to warn about.
+    pub fn ignored_params(&self) -> Vec<Param> {
         let reads = self.algorithm.reads();
         self.params
             .differing(&Params::DEFAULT)
             .into_iter()
-            .filter(|name| !reads.iter().any(|p| p.name() == *name))
+            .filter(|param| !reads.contains(param))
             .collect()
     }
 

@@ -220,8 +220,9 @@ pub trait ParamType: Copy + PartialEq + fmt::Display + Sized {
     /// The typed value, `None` for one of another type or out of the
     /// type's range.
     fn from_value(value: ParamValue) -> Option<Self>;
-    /// Parses the value from text (a command line, a JSON string).
-    fn parse(text: &str) -> Option<Self>;
+    /// Parses the value of `param` from text (a command line, a JSON
+    /// string), or says what is wrong with it.
+    fn parse(param: Param, text: &str) -> Result<Self, Error>;
 }
 
 impl ParamType for u32 {
@@ -235,8 +236,10 @@ impl ParamType for u32 {
             ParamValue::Flavor(_) => None,
         }
     }
-    fn parse(text: &str) -> Option<Self> {
-        text.trim().parse().ok()
+    fn parse(param: Param, text: &str) -> Result<Self, Error> {
+        text.trim()
+            .parse()
+            .map_err(|_| param.refuse(&format!("{text:?}")))
     }
 }
 
@@ -251,8 +254,10 @@ impl ParamType for u64 {
             ParamValue::Flavor(_) => None,
         }
     }
-    fn parse(text: &str) -> Option<Self> {
-        text.trim().parse().ok()
+    fn parse(param: Param, text: &str) -> Result<Self, Error> {
+        text.trim()
+            .parse()
+            .map_err(|_| param.refuse(&format!("{text:?}")))
     }
 }
 
@@ -268,8 +273,9 @@ impl ParamType for Flavor {
             ParamValue::Count(_) => None,
         }
     }
-    fn parse(text: &str) -> Option<Self> {
-        text.parse().ok()
+    /// Flavor's own error, naming the flavours.
+    fn parse(_: Param, text: &str) -> Result<Self, Error> {
+        text.parse()
     }
 }
 
@@ -398,10 +404,9 @@ macro_rules! declare {
 
             /// Its value parsed from `text` (its type's syntax only).
             pub fn parse(self, text: &str) -> Result<ParamValue, Error> {
-                let value = match self {
-                    $(Param::$variant => <$ty as ParamType>::parse(text).map(ParamType::to_value),)+
-                };
-                value.ok_or_else(|| self.refuse(&format!("{text:?}")))
+                match self {
+                    $(Param::$variant => <$ty as ParamType>::parse(self, text).map(ParamType::to_value),)+
+                }
             }
         }
     };
@@ -410,26 +415,13 @@ macro_rules! declare {
 for_each_param!(declare);
 
 impl Param {
-    /// The error for a value of the wrong type: vnodes keeps its own
-    /// variant, the others are [`Error::InvalidParameter`].
+    /// The error for a value not of the parameter's type: vnodes keeps its
+    /// own variant, the others are [`Error::InvalidParameter`].
     fn refuse(self, value: &str) -> Error {
         if self == Param::Vnodes
             && let Ok(vnodes) = value.parse()
         {
             return Error::InvalidVnodes { vnodes };
-        }
-        if self == Param::Flavor {
-            // Flavor's own words, naming the flavours.
-            return value
-                .trim_matches('"')
-                .parse::<Flavor>()
-                .err()
-                .unwrap_or_else(|| Error::InvalidParameter {
-                    algorithm: "ketama",
-                    parameter: "flavor",
-                    value: value.to_owned(),
-                    expected: Flavor::EXPECTED,
-                });
         }
         Error::InvalidParameter {
             algorithm: "placement",
@@ -475,13 +467,13 @@ impl FromStr for Param {
 }
 
 impl Params {
-    /// The parameters (of [`Params::NAMES`]) whose value differs between
-    /// `self` and `other`.
-    pub fn differing(&self, other: &Params) -> Vec<&'static str> {
+    /// The parameters whose value differs between `self` and `other`, in
+    /// the list's order.
+    pub fn differing(&self, other: &Params) -> Vec<Param> {
         Param::ALL
             .iter()
-            .filter(|&&p| self.get(p) != other.get(p))
-            .map(|p| p.name())
+            .copied()
+            .filter(|&p| self.get(p) != other.get(p))
             .collect()
     }
 

@@ -257,23 +257,23 @@ impl RawCluster {
         let nodes = (self.nodes.span(), "nodes");
         let top = |value: Option<Range<usize>>, field| value.map_or(nodes.clone(), |v| (v, field));
         match part {
-            Part::Algorithm => top(self.algorithm.as_ref().map(Spanned::span), "algorithm"),
+            Part::Algorithm => top(self.algorithm.as_ref().map(Spanned::span), part.key()),
             // A hash the algorithm cannot use: the hash's line, else the
             // algorithm's.
             Part::Hash => match &self.hash {
                 Some(hash) => (hash.span(), "hash"),
                 None => top(self.algorithm.as_ref().map(Spanned::span), "hash"),
             },
-            Part::Secret => top(self.secret.as_ref().map(Spanned::span), "secret"),
-            Part::HashTag => top(self.hash_tag.as_ref().map(Spanned::span), "hash_tag"),
-            Part::Epsilon => top(self.epsilon.as_ref().map(Spanned::span), "epsilon"),
-            Part::Param(param) => top(self.param_span(param), param.name()),
+            Part::Secret => top(self.secret.as_ref().map(Spanned::span), part.key()),
+            Part::HashTag => top(self.hash_tag.as_ref().map(Spanned::span), part.key()),
+            Part::Epsilon => top(self.epsilon.as_ref().map(Spanned::span), part.key()),
+            Part::Param(param) => top(self.param_span(param), part.key()),
             Part::Removed(index) => {
                 let list = self.removed.as_ref();
                 let entry = index
                     .and_then(|i| list?.get_ref().get(i))
                     .map(Spanned::span);
-                top(entry.or(list.map(Spanned::span)), "removed")
+                top(entry.or(list.map(Spanned::span)), part.key())
             }
             Part::Member { index, field } => match self.nodes.get_ref().get(index) {
                 Some(node) => node.span_of(field),
@@ -360,13 +360,12 @@ impl ClusterSpec {
         if let Some(epsilon) = self.epsilon {
             let _ = writeln!(out, "epsilon = {epsilon:?}");
         }
-        for name in p.differing(&Params::DEFAULT) {
-            let value = match name.parse::<Param>().map(|param| p.get(param)) {
-                Ok(ParamValue::Flavor(flavor)) => quoted(flavor.name()),
-                Ok(value) => value.to_string(),
-                Err(_) => continue,
+        for param in p.differing(&Params::DEFAULT) {
+            let value = match p.get(param) {
+                ParamValue::Flavor(flavor) => quoted(flavor.name()),
+                value => value.to_string(),
             };
-            let _ = writeln!(out, "{name} = {value}");
+            let _ = writeln!(out, "{param} = {value}");
         }
         if !self.removed.is_empty() {
             let list: Vec<String> = self.removed.iter().map(u32::to_string).collect();

@@ -166,6 +166,38 @@ pub enum MemberField {
     Given,
 }
 
+impl Part {
+    /// The key it is written under, in a cluster file or an etcd config:
+    /// `algorithm`, `hash`, `secret`, `hash_tag`, `epsilon`, a parameter's
+    /// name, `removed`, a member's field, or `nodes` for the members.
+    pub fn key(self) -> &'static str {
+        match self {
+            Part::Algorithm => "algorithm",
+            Part::Hash => "hash",
+            Part::Secret => "secret",
+            Part::HashTag => "hash_tag",
+            Part::Epsilon => "epsilon",
+            Part::Param(param) => param.name(),
+            Part::Removed(_) => "removed",
+            Part::Member { field, .. } => field.key(),
+            Part::Members => "nodes",
+        }
+    }
+}
+
+impl MemberField {
+    /// The field's key in a `[[nodes]]` table; for [`MemberField::Given`],
+    /// the three it may be.
+    pub fn key(self) -> &'static str {
+        match self {
+            MemberField::Name => "name",
+            MemberField::Weight => "weight",
+            MemberField::Zone => "zone",
+            MemberField::Given => "points, tokens or slots",
+        }
+    }
+}
+
 /// A refused description: the error and the part it blames.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rejected {
