@@ -24,6 +24,7 @@ mod inspect;
 mod keys;
 mod live;
 mod lookup;
+mod man;
 mod nodes;
 mod params;
 mod plan;
@@ -38,9 +39,19 @@ use clap::{CommandFactory, Parser, Subcommand};
 use failure::EXIT_CODES;
 pub use failure::Failure;
 
-/// Consistent hashing: which node owns a key.
+/// `--version`: the package version and the git commit it was built from
+/// (build.rs; "unknown commit" outside a git checkout).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("RINGWISE_GIT_COMMIT"),
+    ")"
+);
+
+/// Consistent hashing: who owns a key, what a change moves, how balanced a
+/// cluster is.
 #[derive(Debug, Parser)]
-#[command(name = "ringwise", version, about, after_help = EXIT_CODES)]
+#[command(name = "ringwise", version = VERSION, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -48,7 +59,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print the node (or replica list) of each key.
+    /// Print the node (or replicas) that owns each key.
     ///
     /// Cost: one build of the placement (O(P) for rings, O(M) for maglev's table, O(N)
     /// otherwise), then per key one hash and one lookup: O(1) for rings,
@@ -58,56 +69,86 @@ enum Command {
     /// holding every key.
     #[command(after_help = EXIT_CODES)]
     Lookup(lookup::Args),
-    /// Print points and exact ownership per node.
+    /// Print each node's points and share of the keys.
     ///
     /// Cost: one build, then exact shares from a ring's arcs (O(P)) or a table (O(M)); other
     /// algorithms are sampled on 1,000,000 keys (rendezvous: 3e8/N keys,
     /// at least 10,000, at O(N) each).
     #[command(after_help = EXIT_CODES)]
     Inspect(inspect::Args),
-    /// What a membership change moves, from whom to whom, how many bytes,
-    /// what it costs: exact for rings and slot tables, sampled otherwise.
+    /// Show what a membership change moves, from whom to whom.
+    ///
+    /// How many keys and bytes, what it costs: exact for rings and slot
+    /// tables, sampled otherwise.
     ///
     /// Cost: two builds and one diff, O(P_old + P_new) for rings, O(M)
     /// for tables, 2^20 sampled lookups in each placement otherwise;
     /// --keys adds two lookups per key.
     #[command(after_help = EXIT_CODES)]
     Plan(plan::Args),
-    /// Run the seed article's experiments: keys moved, spread, failure, cost.
+    /// Run the seed article's experiments: moved keys, spread, failure.
     ///
     /// Cost: each experiment builds its placements and looks up
     /// every one of --keys K keys in each (O(K) lookups per placement);
     /// the run's size is checked before anything is built.
     #[command(after_help = EXIT_CODES)]
     Simulate(simulate::Args),
-    /// Print the Cassandra (Murmur3Partitioner) token of each key: one
-    /// Murmur3 per key, O(key length).
+    /// Print the Cassandra (Murmur3Partitioner) token of each key.
+    ///
+    /// Cost: one Murmur3 per key, O(key length).
     #[command(after_help = EXIT_CODES)]
     Token(token::Args),
-    /// Register this node in etcd under a lease and stay until SIGINT or
-    /// SIGTERM, then revoke it (the node leaves at once). One etcd round
-    /// trip per TTL/3.
+    /// Register this node in etcd and stay until SIGINT or SIGTERM.
+    ///
+    /// The node is a key under a lease; on SIGINT or SIGTERM the lease is
+    /// revoked and the node leaves at once.
+    ///
+    /// Cost: one etcd round trip per TTL/3.
     #[command(after_help = EXIT_CODES)]
     Join(live::JoinArgs),
-    /// Follow the ring in etcd: print it, then every new revision
-    /// (members, shares, fraction moved), until SIGINT or SIGTERM. Per
-    /// change: one build of the placement, exact shares and moved fraction
-    /// for rings (O(P)), 65,536 samples otherwise.
+    /// Follow the ring in etcd and print every change.
+    ///
+    /// Prints the ring, then every new revision (members, shares, fraction
+    /// moved), until SIGINT or SIGTERM.
+    ///
+    /// Cost per change: one build of the placement, exact shares and moved
+    /// fraction for rings (O(P)), 65,536 samples otherwise.
     #[command(after_help = EXIT_CODES)]
     Watch(live::WatchArgs),
-    /// Show or change the cluster's settings in etcd (PREFIX/config),
-    /// checked against the members before they are written: two round
-    /// trips and one build of the placement.
+    /// Show or change the cluster's settings in etcd.
+    ///
+    /// The settings live under PREFIX/config; a change is checked against
+    /// the members before it is written.
+    ///
+    /// Cost: two round trips and one build of the placement.
     #[command(after_help = EXIT_CODES)]
     Config(live::ConfigArgs),
-    /// Print a shell completion script, e.g.
-    /// `ringwise completions bash > /etc/bash_completion.d/ringwise`.
+    /// Print a shell completion script (bash, zsh, fish, ...).
+    ///
+    /// For example `ringwise completions bash > /etc/bash_completion.d/ringwise`.
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff), e.g. `ringwise man > ringwise.1`.
-    Man,
+    /// Print or install the man pages (roff), one per subcommand.
+    ///
+    /// `ringwise man` prints ringwise(1), `ringwise man lookup` prints
+    /// ringwise-lookup(1), and `ringwise man --dir DIR` writes every page
+    /// into DIR, made if missing (ringwise.1, ringwise-lookup.1, ...), each
+    /// file replaced atomically; for example
+    /// `ringwise man --dir ~/.local/share/man/man1`, then `man ringwise-plan`.
+    Man(ManArgs),
+}
+
+/// `ringwise man`'s arguments.
+#[derive(Debug, clap::Args)]
+struct ManArgs {
+    /// The subcommand whose page to print (default: the top page, ringwise(1)).
+    #[arg(value_name = "SUBCOMMAND", conflicts_with = "dir")]
+    command: Option<String>,
+    /// Write every page into this directory instead of printing one.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -122,7 +163,9 @@ fn main() -> ExitCode {
         Command::Watch(args) => live::watch(args),
         Command::Config(args) => live::config(args),
         Command::Completions { shell } => completions(shell),
-        Command::Man => man(),
+        Command::Man(args) => {
+            man::run(Cli::command(), args.command.as_deref(), args.dir.as_deref())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -136,12 +179,4 @@ fn completions(shell: clap_complete::Shell) -> Result<(), Failure> {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "ringwise", &mut script);
     std::io::Write::write_all(&mut std::io::stdout().lock(), &script).map_err(Failure::io)
-}
-
-/// The man page, from the same clap definitions.
-fn man() -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    clap_mangen::Man::new(Cli::command())
-        .render(&mut out)
-        .map_err(Failure::io)
 }

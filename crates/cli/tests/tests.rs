@@ -16,6 +16,7 @@ mod cli;
 mod compat;
 mod compat_cli;
 mod etcd;
+mod help;
 mod issue8;
 mod plan;
 mod plan_removed;
