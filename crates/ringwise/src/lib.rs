@@ -215,4 +215,5 @@ struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/cluster-file.md")]
 #[doc = include_str!("../../../docs/cli.md")]
 #[doc = include_str!("../../../docs/etcd.md")]
+#[doc = include_str!("../../../docs/exit-codes.md")]
 struct GuideDoctests;
