@@ -38,11 +38,13 @@ fn etcd() -> (String, Box<dyn std::any::Any>) {
     (address, Box::new(etcd))
 }
 
-/// The pages this test runs: all but the cache benchmark's, filtered by
-/// `RINGWISE_DOCS_PAGE` if set.
+/// The pages this test runs: all but the cache benchmark's, only those
+/// whose path contains `RINGWISE_DOCS_PAGE` if it is set.
 fn cli_pages(root: &Path) -> Vec<PathBuf> {
+    let all = pages(root);
+    assert!(all.len() > 1, "no pages found under {}", root.display());
     let only = std::env::var("RINGWISE_DOCS_PAGE").ok();
-    pages(root)
+    let chosen: Vec<PathBuf> = all
         .into_iter()
         .filter(|page| {
             let text = fs::read_to_string(root.join(page)).expect("a readable page");
@@ -52,7 +54,12 @@ fn cli_pages(root: &Path) -> Vec<PathBuf> {
             only.as_deref()
                 .is_none_or(|only| page.display().to_string().contains(only))
         })
-        .collect()
+        .collect();
+    assert!(
+        !chosen.is_empty(),
+        "no page matches RINGWISE_DOCS_PAGE={only:?}"
+    );
+    chosen
 }
 
 #[test]
@@ -67,7 +74,6 @@ fn every_console_block_prints_what_the_page_shows() {
         etcd,
     };
     let pages = cli_pages(&root);
-    assert!(pages.len() > 1, "no pages found under {}", root.display());
     // The pages are independent (each its own directory, its own etcd):
     // run at once, every failure reported.
     let failures: Vec<String> = std::thread::scope(|scope| {

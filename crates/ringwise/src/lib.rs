@@ -216,4 +216,7 @@ struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/cli.md")]
 #[doc = include_str!("../../../docs/etcd.md")]
 #[doc = include_str!("../../../docs/exit-codes.md")]
+#[doc = include_str!("../../../docs/planning.md")]
+#[doc = include_str!("../../../docs/experiments.md")]
+#[doc = include_str!("../../../docs/cachebench.md")]
 struct GuideDoctests;

@@ -485,12 +485,12 @@ pub fn diff(expected: &[String], actual: &[String]) -> String {
             let _ = writeln!(text, " {}", actual[j]);
             i += 1;
             j += 1;
-        } else if j < m && (i == n || table[i][j + 1] >= table[i + 1][j]) {
-            let _ = writeln!(text, "+{}", actual[j]);
-            j += 1;
-        } else {
+        } else if i < n && (j == m || table[i + 1][j] >= table[i][j + 1]) {
             let _ = writeln!(text, "-{}", expected[i]);
             i += 1;
+        } else {
+            let _ = writeln!(text, "+{}", actual[j]);
+            j += 1;
         }
     }
     text
