@@ -35,6 +35,7 @@ fn the_cache_benchmark_page_prints_what_it_shows() {
     let setup = Setup {
         path: vec![bin],
         etcd,
+        hang: transcript::HANG,
     };
     let pages: Vec<_> = pages(&root)
         .into_iter()

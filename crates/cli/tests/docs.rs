@@ -72,6 +72,7 @@ fn every_console_block_prints_what_the_page_shows() {
     let setup = Setup {
         path: vec![bin],
         etcd,
+        hang: transcript::HANG,
     };
     let pages = cli_pages(&root);
     // The pages are independent (each its own directory, its own etcd):
@@ -202,9 +203,10 @@ fn the_exit_code_reference_agrees_with_the_program() {
 
 /// The runner itself, on pages written here: it must catch what drifts.
 mod runner {
-    use super::transcript::{Setup, line_matches, lines_match, parse, run_page};
+    use super::transcript::{HANG, Setup, line_matches, lines_match, parse, run_page};
     use std::fs;
     use std::path::{Path, PathBuf};
+    use std::time::Duration;
 
     fn lines(text: &[&str]) -> Vec<String> {
         text.iter().map(|s| (*s).to_owned()).collect()
@@ -263,9 +265,14 @@ mod runner {
         }
 
         fn run(&self) -> Result<(), String> {
+            self.run_within(HANG)
+        }
+
+        fn run_within(&self, hang: Duration) -> Result<(), String> {
             let setup = Setup {
                 path: vec![],
                 etcd: || panic!("no etcd here"),
+                hang,
             };
             run_page(&self.0, Path::new("docs/page.md"), &setup)
         }
@@ -316,6 +323,18 @@ mod runner {
         assert!(
             state.is_empty() || state.starts_with('Z'),
             "sleep {pid} still runs after its page failed: {state}"
+        );
+    }
+
+    #[test]
+    fn a_command_that_hangs_is_killed_and_named() {
+        let page = "```console\n$ echo fine\nfine\n$ sleep 1000\n```\n";
+        let error = Site::new("hang", page)
+            .run_within(Duration::from_secs(1))
+            .expect_err("a hung command");
+        assert!(
+            error.contains("docs/page.md:4: `sleep 1000`: still running after 1s: killed"),
+            "{error}"
         );
     }
 }

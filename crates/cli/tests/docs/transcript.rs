@@ -24,7 +24,7 @@
 //! own; when the page ends, however it ends, every group it started is
 //! killed (SIGTERM, then SIGKILL), which stops `cmd &` jobs (a background
 //! job's output after its command returned is not shown anywhere: send it
-//! to a file). A command still running after [`HANG`] is killed and fails
+//! to a file). A command still running after [`HANG`] (`Setup::hang`) is killed and fails
 //! the page, named. That is a guard against a hang, not a timing check.
 //!
 //! Directives, HTML comments anywhere in the page (invisible when rendered):
@@ -56,6 +56,8 @@ pub struct Setup {
     /// Starts a fresh etcd for a page with `<!-- docs: etcd -->`: its
     /// `HOST:PORT` and a guard that stops it when dropped.
     pub etcd: fn() -> (String, Box<dyn std::any::Any>),
+    /// How long one command may run ([`HANG`]).
+    pub hang: Duration,
 }
 
 /// The workspace's root (two levels above a crate's manifest).
@@ -303,8 +305,15 @@ pub fn run_page(root: &Path, page: &Path, setup: &Setup) -> Result<(), String> {
             None => step.command.clone(),
         };
         let out = scratch.root.join(format!("out-{n}"));
-        let (status, mut output) = run(&command, &scratch.work, &out, &path, &mut groups)
-            .map_err(|e| format!("{name}:{}: `{}`: {e}", step.line, step.command))?;
+        let (status, mut output) = run(
+            &command,
+            &scratch.work,
+            &out,
+            &path,
+            setup.hang,
+            &mut groups,
+        )
+        .map_err(|e| format!("{name}:{}: `{}`: {e}", step.line, step.command))?;
         if let Some((address, _)) = &etcd {
             output = output.replace(address.as_str(), ETCD_ADDRESS);
         }
@@ -338,6 +347,7 @@ fn run(
     dir: &Path,
     out: &Path,
     path: &std::ffi::OsStr,
+    hang: Duration,
     groups: &mut Groups,
 ) -> Result<(ExitStatus, String), String> {
     let file = fs::File::create(out).map_err(|e| format!("output file {}: {e}", out.display()))?;
@@ -356,9 +366,13 @@ fn run(
         .spawn()
         .map_err(|e| format!("sh cannot start: {e}"))?;
     groups.0.push(child.id());
-    let status = wait(&mut child, HANG).ok_or_else(|| {
+    let status = wait(&mut child, hang).ok_or_else(|| {
+        // The shell itself first, reaped, so its zombie does not keep the
+        // group alive while the rest of the group gets SIGTERM.
+        let _ = child.kill();
+        let _ = child.wait();
         groups.kill();
-        format!("still running after {HANG:?}: killed (a command that waits forever?)")
+        format!("still running after {hang:?}: killed (a command that waits forever?)")
     })?;
     let bytes = fs::read(out).map_err(|e| format!("output file: {e}"))?;
     Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
@@ -385,7 +399,6 @@ struct Groups(Vec<u32>);
 
 impl Groups {
     fn kill(&mut self) {
-        let alive = |group: u32| signal("-0", group);
         let live: Vec<u32> = self.0.drain(..).filter(|&g| alive(g)).collect();
         for &group in &live {
             signal("-TERM", group);
@@ -406,15 +419,32 @@ impl Drop for Groups {
     }
 }
 
-/// `kill SIGNAL -- -GROUP`: whether the group exists (for `-0`) or was
-/// signalled.
-fn signal(signal: &str, group: u32) -> bool {
-    Command::new("kill")
+/// `kill SIGNAL -- -GROUP`.
+fn signal(signal: &str, group: u32) {
+    let _ = Command::new("kill")
         .args([signal, "--", &format!("-{group}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+        .status();
+}
+
+/// Whether a process of the group still runs: a zombie (stopped, waiting
+/// for its parent to reap it) does not count, which `kill -0` cannot tell.
+fn alive(group: u32) -> bool {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let stat = fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `PID (COMM) STATE PPID PGRP ...`; COMM may hold spaces and `)`.
+        let mut fields = stat
+            .rsplit_once(')')
+            .map_or("", |(_, rest)| rest)
+            .split_whitespace();
+        let state = fields.next();
+        let pgrp = fields.nth(1);
+        state.is_some_and(|s| s != "Z") && pgrp == Some(group.to_string().as_str())
+    })
 }
 
 /// A page's scratch directory: `work` (a copy of docs/examples, where the
