@@ -33,6 +33,9 @@ use serde_json::Value;
 )]
 mod server;
 
+// docs/cachebench.md's examples, run as a transcript.
+mod docs;
+
 use server::Etcd;
 
 const BENCH: &str = env!("CARGO_BIN_EXE_ringwise-cachebench");
