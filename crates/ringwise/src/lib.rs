@@ -215,4 +215,9 @@ struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/cluster-file.md")]
 #[doc = include_str!("../../../docs/cli.md")]
 #[doc = include_str!("../../../docs/etcd.md")]
+#[doc = include_str!("../../../docs/memcached.md")]
+#[doc = include_str!("../../../docs/nginx.md")]
+#[doc = include_str!("../../../docs/envoy.md")]
+#[doc = include_str!("../../../docs/cassandra.md")]
+#[doc = include_str!("../../../docs/redis-cluster.md")]
 struct GuideDoctests;
