@@ -3,7 +3,8 @@
 //! `compat` runs the real programs ringwise claims to match (libmemcached,
 //! uhashring, libketama, twemproxy over memcached, nginx, a Redis Cluster,
 //! cassandra-driver); see its docs. `etcd` runs `join`, `watch` and
-//! `config` against a real etcd.
+//! `config` against a real etcd. `docs` runs every page's console
+//! examples and checks that its Rust examples are doctests.
 
 // `compat` and the etcd crate's server helper (used by `etcd`) both
 // include the core's process helpers by path: two copies of one small file.
@@ -15,6 +16,7 @@ mod allocate;
 mod cli;
 mod compat;
 mod compat_cli;
+mod docs;
 mod etcd;
 mod issue8;
 mod plan;

@@ -220,4 +220,5 @@ struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/envoy.md")]
 #[doc = include_str!("../../../docs/cassandra.md")]
 #[doc = include_str!("../../../docs/redis-cluster.md")]
+#[doc = include_str!("../../../docs/exit-codes.md")]
 struct GuideDoctests;
