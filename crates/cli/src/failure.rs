@@ -28,7 +28,8 @@
 use std::io::ErrorKind;
 use std::process::ExitCode;
 
-/// The exit codes, as `--help` shows them (the README has the same table).
+/// The exit codes, as `--help` shows them (docs/exit-codes.md has the same
+/// table, checked by the docs tests).
 pub const EXIT_CODES: &str = "\
 Exit codes (every command):
   0   success
