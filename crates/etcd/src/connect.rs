@@ -242,12 +242,15 @@ impl Connection {
             let e = match outcome {
                 Ok(value) => {
                     if !failed.is_empty() {
-                        let passed = Error::Unreachable {
-                            operation,
-                            endpoints: failed,
-                        };
+                        let passed: Vec<String> = failed
+                            .iter()
+                            .map(|u| format!("{} ({})", u.endpoint, u.why))
+                            .collect();
                         let here = &self.endpoints[endpoint];
-                        tracing::warn!("{passed}; answered by {here}");
+                        tracing::warn!(
+                            "etcd: {operation}: passed over {}; answered by {here}",
+                            passed.join(", ")
+                        );
                     }
                     return Ok(value);
                 }
