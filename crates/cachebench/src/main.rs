@@ -420,6 +420,9 @@ fn one(
 /// The servers' addresses and, for those started here, their processes.
 fn servers(args: &Args, change: Change) -> Result<(Vec<String>, Processes)> {
     if !args.servers.is_empty() {
+        args.servers
+            .iter()
+            .try_for_each(|a| servers::check_running(a))?;
         let processes = args.servers.iter().map(|_| None).collect();
         return Ok((args.servers.clone(), processes));
     }

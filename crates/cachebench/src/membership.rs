@@ -321,7 +321,7 @@ impl Membership for Etcd {
         {
             let result = self.follower.take().map(JoinHandle::join);
             return match result {
-                Some(Ok(Err(e))) => Err(e.context("following etcd")),
+                Some(Ok(Err(e))) => Err(e.context("--membership")),
                 _ => Err(anyhow!("the etcd watcher stopped")),
             };
         }
@@ -373,9 +373,8 @@ fn follow(endpoints: &str, prefix: &str, published: &Published, stop: &AtomicBoo
         .context("start the etcd watcher's runtime")?;
     runtime.block_on(async {
         let connection = Connection::parse(endpoints)?;
-        let watcher = Watcher::start(&connection, prefix, Options::default())
-            .await
-            .map_err(|e| anyhow!("etcd at {endpoints}: {e}"))?;
+        // The etcd crate's error names the endpoint and what to try.
+        let watcher = Watcher::start(&connection, prefix, Options::default()).await?;
         let mut changes = watcher.changes();
         let (mut version, mut last) = (0, None);
         while !stop.load(Ordering::Relaxed) {

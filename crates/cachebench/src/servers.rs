@@ -5,8 +5,9 @@
 //! panic unwinding, SIGINT or SIGTERM, which set the stop flag that every
 //! loop checks). Only a SIGKILL of this program itself leaves them behind.
 
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::io::ErrorKind;
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -23,15 +24,30 @@ pub struct Child {
 }
 
 impl Child {
-    /// Starts `command`; `what` names it in errors.
+    /// Starts `command`; `what` names it in errors, `hint` says what to
+    /// do when it cannot start. The error is one line: the program (not
+    /// the whole command line), where it was looked for, and the hint.
     pub fn spawn(command: &mut Command, what: &str, hint: &str) -> Result<Child> {
-        let child = command
+        let spawned = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| format!("could not start {what} ({command:?}): {hint}"))?;
-        Ok(Child { child })
+            .spawn();
+        match spawned {
+            Ok(child) => Ok(Child { child }),
+            Err(e) => {
+                let program = Path::new(command.get_program());
+                // A bare name is looked for on PATH; a path is taken as is.
+                let place = match program.components().count() {
+                    1 => format!("no program \"{}\" on PATH", program.display()),
+                    _ => format!("no program {}", program.display()),
+                };
+                match e.kind() {
+                    ErrorKind::NotFound => bail!("cannot start {what}: {place}; {hint}"),
+                    _ => bail!("cannot start {what} ({}): {e}; {hint}", program.display()),
+                }
+            }
+        }
     }
 
     /// The child's pid.
@@ -118,6 +134,40 @@ impl Memcached {
     pub fn stop(self, signal: &str) {
         self.process.stop(signal);
     }
+}
+
+/// How long a server of `--servers` gets to accept a connection.
+const ANSWER_WITHIN: Duration = Duration::from_secs(2);
+
+/// Checks that a memcached of `--servers` accepts connections at `address`
+/// (`HOST:PORT`), so that a server that is not running is said at once, by
+/// its address, instead of as a pool's timeout in the first request.
+pub fn check_running(address: &str) -> Result<()> {
+    let start = "start memcached there, or list a running server in --servers";
+    let targets: Vec<_> = match address.to_socket_addrs() {
+        Ok(targets) => targets.collect(),
+        Err(e) => {
+            bail!("memcached at {address} (--servers): cannot resolve it ({e}); write HOST:PORT")
+        }
+    };
+    let mut last = None;
+    for target in &targets {
+        match TcpStream::connect_timeout(target, ANSWER_WITHIN) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+    }
+    let why = match last {
+        Some(e) if e.kind() == ErrorKind::ConnectionRefused => {
+            "nothing listens there (connection refused)".to_owned()
+        }
+        Some(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
+            format!("no answer within {} s", ANSWER_WITHIN.as_secs())
+        }
+        Some(e) => format!("cannot connect ({e})"),
+        None => "the name has no address".to_owned(),
+    };
+    bail!("memcached at {address} (--servers): {why}; {start}")
 }
 
 /// A loopback port that was free a moment ago.

@@ -334,3 +334,141 @@ fn bad_options_are_refused_with_the_fix() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+/// Runs the bench with `args` and a `PATH` of `path` (when given); it must
+/// fail with one line on stderr, its error, naming `place`: no debug dump
+/// (the old message showed the whole `Command` as `{:?}`).
+fn fails_in_one_line(args: &[&str], path: Option<&Path>, place: &str) -> String {
+    let mut command = Command::new(BENCH);
+    command.args(args);
+    if let Some(path) = path {
+        command.env("PATH", path);
+    }
+    let output = command.output().expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{args:?}: one line, got {stderr}");
+    let line = lines[0];
+    assert!(line.starts_with("ringwise-cachebench: "), "{line}");
+    for mark in ["{", "}", "\"-l\"", "Os ", "Some("] {
+        assert!(!line.contains(mark), "{mark:?} in {line}");
+    }
+    assert!(line.contains(place), "{place} not named: {line}");
+    line.to_owned()
+}
+
+/// No `memcached` on PATH (a PATH of an empty directory), or none at the
+/// path given: one line saying so, with the ways out.
+#[test]
+fn a_missing_memcached_is_one_line_with_the_fix() {
+    let empty =
+        std::env::temp_dir().join(format!("ringwise-cachebench-path-{}", std::process::id()));
+    fs::create_dir_all(&empty).expect("an empty directory");
+    let line = fails_in_one_line(
+        &["--nodes", "2", "--keys", "100"],
+        Some(&empty),
+        "memcached",
+    );
+    let _ = fs::remove_dir_all(&empty);
+    assert_eq!(
+        line,
+        "ringwise-cachebench: cannot start memcached: no program \"memcached\" on PATH; install \
+         Debian's `memcached` (scripts/install-test-deps does), or pass --memcached PATH, or \
+         use running servers with --servers"
+    );
+    let line = fails_in_one_line(
+        &[
+            "--nodes",
+            "2",
+            "--keys",
+            "100",
+            "--memcached",
+            "/nonexistent/memcached",
+        ],
+        None,
+        "/nonexistent/memcached",
+    );
+    assert!(
+        line.contains("no program /nonexistent/memcached;"),
+        "{line}"
+    );
+}
+
+/// A memcached on a loopback port, killed by its pid on drop.
+struct Memcached {
+    child: std::process::Child,
+    address: String,
+}
+
+impl Memcached {
+    fn start() -> Memcached {
+        let port = server::free_port();
+        let child = Command::new("memcached")
+            .args([
+                "-l",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-U",
+                "0",
+                "-u",
+                "root",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("memcached runs (scripts/install-test-deps installs it)");
+        let memcached = Memcached {
+            child,
+            address: format!("127.0.0.1:{port}"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(&memcached.address).is_err() {
+            assert!(Instant::now() < deadline, "memcached never listened");
+            sleep(Duration::from_millis(10));
+        }
+        memcached
+    }
+}
+
+impl Drop for Memcached {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `--servers` naming a port where nothing listens (after one where a
+/// real memcached does): one line naming that address, before any run.
+#[test]
+fn a_server_of_servers_that_is_not_running_is_named() {
+    let memcached = Memcached::start();
+    let dead = format!("127.0.0.1:{}", server::free_port());
+    let list = format!("{},{dead}", memcached.address);
+    let line = fails_in_one_line(&["--servers", &list, "--keys", "100"], None, &dead);
+    assert_eq!(
+        line,
+        format!(
+            "ringwise-cachebench: memcached at {dead} (--servers): nothing listens there \
+             (connection refused); start memcached there, or list a running server in --servers"
+        )
+    );
+}
+
+/// `--membership` with nothing listening at the etcd address: the etcd
+/// crate's one line, naming it.
+#[test]
+fn an_unreachable_etcd_of_membership_is_one_line() {
+    let port = server::free_port();
+    let url = format!("etcd://127.0.0.1:{port}");
+    let line = fails_in_one_line(
+        &["--nodes", "2", "--keys", "100", "--membership", &url],
+        None,
+        &format!("http://127.0.0.1:{port}"),
+    );
+    assert!(
+        line.contains("--membership: etcd: cannot list the members: nothing listens at"),
+        "{line}"
+    );
+}

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::anyhow;
-use ringwise_etcd::{Cluster, Connection, Error, Member, Options, Registrar, Tls, Watcher};
+use ringwise_etcd::{Cluster, Connection, Error, Member, Options, Registrar, Tls, Watcher, Why};
 use serde::Serialize;
 
 use crate::Failure;
@@ -53,7 +53,7 @@ impl EtcdArgs {
         let Some(endpoints) = &self.endpoints else {
             return Ok(None);
         };
-        let mut connection = Connection::parse(endpoints).map_err(usage("--etcd"))?;
+        let mut connection = Connection::parse(endpoints).map_err(failure)?;
         if !(self.etcd_timeout.is_finite()
             && self.etcd_timeout > 0.0
             && self.etcd_timeout <= 3600.0)
@@ -87,17 +87,49 @@ impl EtcdArgs {
 
 /// The exit code of an etcd error: 2 for what an option caused (a taken
 /// name, a bad setting), 65 for bad data in etcd, 69 when etcd cannot be
-/// reached or refuses.
+/// reached or refuses (unreachable, a TLS handshake, a user or password).
+/// The etcd crate's messages are one line each; a setting it names is
+/// named here by the option that gave it.
 pub fn failure(e: Error) -> Failure {
     match e {
-        Error::NameTaken { .. } | Error::InvalidOption { .. } => Failure::usage(e),
+        Error::InvalidOption { option, message } => {
+            let option = match option {
+                "endpoints" => "--etcd",
+                "tls" => "--etcd-ca/--etcd-cert",
+                "connection" => "--etcd options",
+                "name" => "--name",
+                "config" => "--set",
+                other => other,
+            };
+            Failure::usage(anyhow!("{option}: {message}"))
+        }
+        Error::NameTaken { .. } => Failure::usage(e),
         Error::InvalidValue { .. } | Error::Cluster(_) => Failure::data(e),
-        _ => Failure::unavailable(e),
+        _ => match flag(&e) {
+            Some(flag) => Failure::unavailable(anyhow!("{e} ({flag})")),
+            None => Failure::unavailable(e),
+        },
     }
 }
 
-fn usage(option: &'static str) -> impl Fn(Error) -> Failure {
-    move |e| Failure::usage(anyhow!("{option}: {e}"))
+/// The option that the advice of an etcd error is about: the etcd crate
+/// says "give the CA certificate", the command line calls it --etcd-ca.
+fn flag(e: &Error) -> Option<&'static str> {
+    match e {
+        Error::Tls { .. } => Some("--etcd-ca"),
+        Error::Auth { .. } => Some("--etcd-user"),
+        Error::Unreachable { endpoints, .. } => {
+            let why = |w: fn(&Why) -> bool| endpoints.iter().any(|u| w(&u.why));
+            if why(|w| matches!(w, Why::NoAnswer { .. })) {
+                Some("--etcd, --etcd-timeout")
+            } else if why(|w| matches!(w, Why::Closed { .. })) {
+                Some("--etcd, --etcd-ca")
+            } else {
+                Some("--etcd")
+            }
+        }
+        _ => None,
+    }
 }
 
 /// Runs `future` on a current-thread runtime.
@@ -230,7 +262,7 @@ fn allocate(
     }
     if ring.nodes().contains(&args.name) {
         return Err(Failure::usage(anyhow!(
-            "--allocate: {:?} is already a member under {prefix}",
+            "--allocate: \"{}\" is already a member under {prefix}",
             args.name
         )));
     }
@@ -289,7 +321,7 @@ pub fn join(args: JoinArgs) -> Result<(), Failure> {
                 .await
                 .map_err(failure)?;
         say!(
-            "ringwise: joined as {:?} at {} (lease {:x}, ttl {} s); stop with Ctrl-C or SIGTERM",
+            "ringwise: joined as \"{}\" at {} (lease {:x}, ttl {} s); stop with Ctrl-C or SIGTERM",
             args.name,
             registrar.key(),
             registrar.lease(),
@@ -502,7 +534,7 @@ pub fn config(args: ConfigArgs) -> Result<(), Failure> {
     for item in &args.set {
         let (setting, value) = item
             .split_once('=')
-            .ok_or_else(|| Failure::usage(anyhow!("--set {item:?}: give SETTING=VALUE")))?;
+            .ok_or_else(|| Failure::usage(anyhow!("--set \"{item}\": give SETTING=VALUE")))?;
         let value = serde_json::from_str(value)
             .unwrap_or_else(|_| serde_json::Value::String(value.to_owned()));
         changes.push((setting.trim().to_owned(), Some(value)));

@@ -3,8 +3,10 @@
 //! scripts/install-test-deps): a registrar killed with SIGKILL leaves every
 //! ring within TTL + 2 s, a graceful stop within 1 s, a paused watcher
 //! relists after compaction, a duplicate name is refused, a dead endpoint
-//! listed first is passed over. Every process started here is killed by
-//! its pid when the test ends, however it ends.
+//! listed first is passed over; an unreachable etcd, a refused TLS
+//! handshake and a refused user each give one line naming the endpoint.
+//! Every process started here is killed by its pid when the test ends,
+//! however it ends.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -503,4 +505,171 @@ fn every_algorithm_runs_live_from_etcd() {
         assert!(file.status.success(), "{algorithm}: {}", stderr(&file));
         assert_eq!(stdout(&live), stdout(&file), "{algorithm}");
     }
+}
+
+/// Runs `ringwise ARGS`; its stderr must be one line of words, the error,
+/// naming `endpoint`, and its exit code `code`: no debug dump of the gRPC
+/// status (tonic's `Status { code: ..., metadata: MetadataMap {...} }`),
+/// no retry warnings before it (`join`, `watch` and `config` log to
+/// stderr). Returns the line.
+fn one_line(args: &[&str], code: i32, endpoint: &str) -> String {
+    let (status, text) = Process::run(args, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(code), "ringwise {args:?}: {text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "ringwise {args:?}: one line, got {text}");
+    let line = lines[0];
+    assert!(line.starts_with("ringwise: error: "), "{line}");
+    for mark in ["{", "}", "MetadataMap", "Status", "tonic", "Some(", "Os "] {
+        assert!(
+            !line.contains(mark),
+            "ringwise {args:?}: {mark:?} in {line}"
+        );
+    }
+    assert!(line.contains(endpoint), "{endpoint} not named: {line}");
+    line.to_owned()
+}
+
+/// Nothing listening, then a member that never answers (stopped with
+/// SIGSTOP: the kernel accepts the connection): exit 69 with one line per
+/// command, from every command that talks to etcd.
+#[test]
+fn an_unreachable_etcd_is_one_line_naming_it() {
+    let dead = format!("http://127.0.0.1:{}", server::free_port());
+    let short = ["--etcd", dead.as_str(), "--etcd-timeout", "0.5"];
+    let commands: [&[&str]; 4] = [
+        &["lookup", "k"],
+        &["join", "--name", "a"],
+        &["watch"],
+        &["config"],
+    ];
+    for command in commands {
+        let line = one_line(&[command, &short].concat(), 69, &dead);
+        assert!(
+            line.contains(&format!("nothing listens at {dead} (connection refused)")),
+            "{line}"
+        );
+        assert!(line.ends_with("the address is right (--etcd)"), "{line}");
+    }
+
+    let mut etcd = Etcd::single();
+    etcd.pause(0);
+    let silent = etcd.endpoint(0);
+    for command in [&["lookup", "k"][..], &["join", "--name", "a"]] {
+        let args = [command, &["--etcd", &silent, "--etcd-timeout", "0.5"]].concat();
+        let line = one_line(&args, 69, &silent);
+        assert!(line.contains("did not answer within 0.5 s"), "{line}");
+        assert!(line.ends_with("(--etcd, --etcd-timeout)"), "{line}");
+    }
+    etcd.resume(0);
+}
+
+/// A TLS etcd with a CA made here, and a plain one: https:// to the plain
+/// one, a CA that did not sign the server's certificate, http:// to the
+/// TLS one exit 69 with one line each; TLS files with an http:// endpoint
+/// are a usage error (2).
+#[test]
+fn refused_tls_handshakes_are_one_line_naming_the_endpoint() {
+    let pki = server::Pki::new();
+    let secure = pki.etcd();
+    let plain = Etcd::single();
+    let ca = pki.path("ca.pem");
+    let ca = ca.to_str().expect("a UTF-8 path");
+    let other = pki.path("other-ca.pem");
+    let other = other.to_str().expect("a UTF-8 path");
+    let endpoint = secure.endpoint(0);
+    // It serves the right CA's clients (and the refusals below are about
+    // the handshake).
+    let (status, text) = Process::run(
+        &["config", "--etcd", &endpoint, "--etcd-ca", ca],
+        Duration::from_secs(30),
+    );
+    assert!(status.success(), "{text}");
+
+    let https_to_plain = plain.endpoint(0).replace("http://", "https://");
+    let line = one_line(
+        &["lookup", "--etcd", &https_to_plain, "--etcd-ca", ca, "k"],
+        69,
+        &https_to_plain,
+    );
+    assert!(line.contains("does not speak TLS"), "{line}");
+    assert!(line.ends_with("(--etcd-ca)"), "{line}");
+
+    let line = one_line(
+        &["lookup", "--etcd", &endpoint, "--etcd-ca", other, "k"],
+        69,
+        &endpoint,
+    );
+    assert!(
+        line.contains("is not signed by a CA this client trusts"),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("give the CA certificate that signed it (--etcd-ca)"),
+        "{line}"
+    );
+
+    let plain_to_secure = endpoint.replace("https://", "http://");
+    let line = one_line(
+        &["watch", "--etcd", &plain_to_secure, "--etcd-timeout", "0.5"],
+        69,
+        &plain_to_secure,
+    );
+    assert!(line.contains("write https://"), "{line}");
+
+    let line = one_line(
+        &["lookup", "--etcd", &plain_to_secure, "--etcd-ca", ca, "k"],
+        2,
+        &plain_to_secure,
+    );
+    assert!(
+        line.contains("is plain HTTP, yet TLS files are given"),
+        "{line}"
+    );
+}
+
+/// etcd with authentication on (root, and `reader` without a role): a
+/// wrong password, a user without permission, no user at all: exit 69 with
+/// one line each; root with its password works.
+#[test]
+fn refused_users_are_one_line_naming_the_endpoint() {
+    let etcd = Etcd::single();
+    etcd.enable_auth(&[("reader", "readerpw")]);
+    let endpoint = etcd.endpoint(0);
+    let at = ["--etcd", endpoint.as_str(), "--prefix", "/t"];
+
+    let args = [
+        &["lookup", "--etcd-user", "root:not-the-password", "k"][..],
+        &at,
+    ]
+    .concat();
+    let line = one_line(&args, 69, &endpoint);
+    assert!(
+        line.contains("refused user \"root\": no such user or a wrong password"),
+        "{line}"
+    );
+    assert!(line.ends_with("(--etcd-user)"), "{line}");
+
+    let args = [
+        &["join", "--etcd-user", "reader:readerpw", "--name", "a"][..],
+        &at,
+    ]
+    .concat();
+    let line = one_line(&args, 69, &endpoint);
+    assert!(
+        line.contains("denied it to user \"reader\" (permission denied)"),
+        "{line}"
+    );
+
+    let line = one_line(&[&["watch"][..], &at].concat(), 69, &endpoint);
+    assert!(
+        line.contains("has authentication on and no user was given"),
+        "{line}"
+    );
+
+    let root = format!("root:{}", server::ROOT_PASSWORD);
+    let (status, text) = Process::run(
+        &[&["config", "--etcd-user", &root][..], &at].concat(),
+        Duration::from_secs(30),
+    );
+    assert!(status.success(), "root with its password: {text}");
 }

@@ -30,6 +30,7 @@ use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
 
 use crate::Error;
 use crate::backoff::backoff;
+use crate::error::{Unreached, Why, classify};
 
 /// The default time an etcd call may take before it counts as failed.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -90,7 +91,7 @@ impl Connection {
             return Err(Error::InvalidOption {
                 option: "endpoints",
                 message: format!(
-                    "{list:?} names no endpoint; give one or more, e.g. \
+                    "\"{list}\" names no endpoint; give one or more, e.g. \
                      http://127.0.0.1:2379,http://127.0.0.1:22379"
                 ),
             });
@@ -119,11 +120,15 @@ impl Connection {
     /// call). Beware: its balancer may send a call to a dead endpoint
     /// (see the module docs); this crate's own calls do not use it.
     pub async fn connect(&self) -> Result<Client, Error> {
-        self.client(&self.endpoints).await
+        let user = self.user.as_ref().map(|(user, _)| user.as_str());
+        self.client("connect", &self.endpoints)
+            .await
+            .map_err(|e| e.at(&self.endpoints.join(","), user))
     }
 
-    /// A client of `endpoints` with this connection's options.
-    async fn client(&self, endpoints: &[String]) -> Result<Client, Error> {
+    /// A client of `endpoints` with this connection's options, for the
+    /// call `operation` (its login, with a user, is part of that call).
+    async fn client(&self, operation: &'static str, endpoints: &[String]) -> Result<Client, Error> {
         let mut options = ConnectOptions::new()
             .with_timeout(self.timeout)
             .with_connect_timeout(self.timeout)
@@ -134,14 +139,34 @@ impl Connection {
             options = options.with_user(user, password);
         }
         if let Some(tls) = &self.tls {
+            // etcd-client refuses TLS options with an http:// endpoint in
+            // words about its API; say which endpoint and what to write.
+            if let Some(plain) = endpoints.iter().find(|e| e.starts_with("http://")) {
+                return Err(Error::InvalidOption {
+                    option: "endpoints",
+                    message: format!(
+                        "{plain} is plain HTTP, yet TLS files are given; write https://{} to \
+                         speak TLS, or give no TLS files",
+                        &plain["http://".len()..]
+                    ),
+                });
+            }
             options = options.with_tls(tls.options()?);
         }
         bounded(
-            "connect",
+            operation,
             self.timeout,
             Client::connect(endpoints, Some(options)),
         )
         .await
+        .map_err(|e| match e {
+            // A URL etcd-client cannot parse: say which.
+            Error::InvalidOption { option, message } => Error::InvalidOption {
+                option,
+                message: format!("{}: {message}", endpoints.join(",")),
+            },
+            e => e,
+        })
     }
 
     /// Runs `call` once, through [`Connection::retry`] on a fresh link: a
@@ -159,10 +184,15 @@ impl Connection {
 
     /// Runs `call` on `link` (connected first to the preferred endpoint
     /// when `None`) until it succeeds; after a failure to reach etcd
-    /// ([`unreachable`]) it drops the link, moves on to the next endpoint
-    /// and tries again, until [`Connection::deadline`]. Any other error is
-    /// returned at once. On success `link` holds the endpoint that
-    /// answered, for the streams that follow (keep-alive, watch).
+    /// ([`Error::is_unreachable`]) it drops the link, moves on to the next
+    /// endpoint and tries again, until [`Connection::deadline`]. Any other
+    /// error is returned at once. On success `link` holds the endpoint
+    /// that answered, for the streams that follow (keep-alive, watch).
+    ///
+    /// The failures are not logged one by one: a call that fails in the
+    /// end says every endpoint and its last failure in its one error
+    /// ([`Error::Unreachable`]); a call that succeeds after failures logs
+    /// one warning naming the endpoints passed over.
     ///
     /// `call` gets a handle of the link's client (a cheap clone) and may
     /// run several times: it must be safe to repeat (a write is made so by
@@ -182,10 +212,10 @@ impl Connection {
                 message: "no endpoint to call; give one or more, e.g. http://127.0.0.1:2379".into(),
             });
         }
-        let after = self.deadline();
         let now = tokio::time::Instant::now();
         // A deadline beyond the clock's range (a timeout of years): none.
-        let deadline = now.checked_add(after).unwrap_or(now + YEAR);
+        let deadline = now.checked_add(self.deadline()).unwrap_or(now + YEAR);
+        let mut failed: Vec<Unreached> = Vec::new();
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -194,29 +224,52 @@ impl Connection {
             let endpoint = link
                 .as_ref()
                 .map_or_else(|| self.preferred(), |l| l.endpoint);
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let tried = self.attempt(link, endpoint, &mut call);
-            let outcome = match tokio::time::timeout(left, tried).await {
-                Ok(outcome) => outcome,
-                Err(_) => Err(Error::Timeout { operation, after }),
+            let started = tokio::time::Instant::now();
+            let left = deadline.saturating_duration_since(started);
+            let tried = self.attempt(operation, link, endpoint, &mut call);
+            let (outcome, cut) = match tokio::time::timeout(left, tried).await {
+                Ok(outcome) => (outcome, false),
+                // Cut short by the deadline: it says something only of an
+                // endpoint that has not failed otherwise.
+                Err(_) => {
+                    let why = Why::NoAnswer {
+                        after: started.elapsed(),
+                    };
+                    let e = Error::unreached(operation, why).at(&self.endpoints[endpoint], None);
+                    (Err(e), true)
+                }
             };
             let e = match outcome {
-                Ok(value) => return Ok(value),
-                Err(e) if unreachable(&e) => e,
+                Ok(value) => {
+                    if !failed.is_empty() {
+                        let passed: Vec<String> = failed
+                            .iter()
+                            .map(|u| format!("{} ({})", u.endpoint, u.why))
+                            .collect();
+                        let here = &self.endpoints[endpoint];
+                        tracing::warn!(
+                            "etcd: {operation}: passed over {}; answered by {here}",
+                            passed.join(", ")
+                        );
+                    }
+                    return Ok(value);
+                }
+                Err(e) if e.is_unreachable() => e,
                 Err(e) => return Err(e),
             };
+            note(&mut failed, e, cut);
             *link = None;
             self.move_past(endpoint);
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             if left.is_zero() {
-                return Err(e);
+                return Err(Error::Unreachable {
+                    operation,
+                    endpoints: failed,
+                });
             }
-            tracing::warn!(
-                operation,
-                endpoint = %self.endpoints[endpoint],
-                error = %e,
-                attempt,
-                "etcd unreachable there; trying the next endpoint"
+            tracing::debug!(
+                "etcd: {operation}: attempt {attempt} failed at {}; trying the next endpoint",
+                self.endpoints[endpoint]
             );
             let pause = backoff(attempt, Duration::from_millis(500)).min(left);
             tokio::time::sleep(pause).await;
@@ -227,6 +280,7 @@ impl Connection {
     /// `endpoint` is the one to connect to when `link` is `None`.
     async fn attempt<T, F>(
         &self,
+        operation: &'static str,
         link: &mut Option<Link>,
         endpoint: usize,
         call: &mut impl FnMut(Client) -> F,
@@ -234,18 +288,34 @@ impl Connection {
     where
         F: Future<Output = Result<T, Error>>,
     {
+        let here = &self.endpoints[endpoint];
+        let user = self.user.as_ref().map(|(user, _)| user.as_str());
         let link = match link {
             Some(link) => link,
             None => {
                 let client = self
-                    .client(std::slice::from_ref(&self.endpoints[endpoint]))
-                    .await?;
+                    .client(operation, std::slice::from_ref(here))
+                    .await
+                    .map_err(|e| e.at(here, user))?;
                 link.insert(Link { client, endpoint })
             }
         };
-        let value = call(link.client.clone()).await?;
+        let value = call(link.client.clone())
+            .await
+            .map_err(|e| e.at(here, user))?;
         self.preferred.store(link.endpoint, Ordering::Relaxed);
         Ok(value)
+    }
+
+    /// Fills in the endpoint of `link` (and the user) in an error of a
+    /// call made on it outside [`Connection::retry`] (a stream's next
+    /// message).
+    pub(crate) fn locate(&self, link: &Option<Link>, e: Error) -> Error {
+        let user = self.user.as_ref().map(|(user, _)| user.as_str());
+        match link {
+            Some(link) => e.at(&self.endpoints[link.endpoint], user),
+            None => e,
+        }
     }
 
     /// Drops `link` after a failure to reach etcd through it, and makes
@@ -273,6 +343,23 @@ impl Connection {
     }
 }
 
+/// Records the failures of an unreachable error `e` in `failed`: the last
+/// failure of each endpoint, in the order first failed. An attempt `cut`
+/// short by the deadline replaces no earlier failure (a refused connection
+/// says more than the half second left).
+fn note(failed: &mut Vec<Unreached>, e: Error, cut: bool) {
+    let Error::Unreachable { endpoints, .. } = e else {
+        return;
+    };
+    for fresh in endpoints {
+        match failed.iter_mut().find(|u| u.endpoint == fresh.endpoint) {
+            Some(_) if cut => {}
+            Some(held) => *held = fresh,
+            None => failed.push(fresh),
+        }
+    }
+}
+
 /// A client connected to one endpoint (index into
 /// [`Connection::endpoints`]), kept across calls while it works.
 pub(crate) struct Link {
@@ -285,30 +372,6 @@ impl std::fmt::Debug for Link {
         f.debug_struct("Link")
             .field("endpoint", &self.endpoint)
             .finish_non_exhaustive()
-    }
-}
-
-/// Whether `e` says that etcd could not be reached through the endpoint
-/// used (connection refused or reset, no answer in time, a member without
-/// a leader, a broken stream) rather than that etcd refused the request:
-/// the errors another endpoint, or a moment later, may not give.
-pub(crate) fn unreachable(e: &Error) -> bool {
-    use etcd_client::Error as E;
-    // gRPC status codes (tonic's `Code`, which etcd-client does not
-    // re-export): CANCELLED, UNKNOWN (a broken HTTP/2 connection),
-    // DEADLINE_EXCEEDED, UNAVAILABLE (refused, "no leader", "leader
-    // changed", "request timed out").
-    const RETRIED: [i32; 4] = [1, 2, 4, 14];
-    match e {
-        Error::Timeout { .. } => true,
-        Error::Etcd { source, .. } => match source {
-            E::TransportError(_) | E::IoError(_) | E::WatchError(_) | E::LeaseKeepAliveError(_) => {
-                true
-            }
-            E::GRpcStatus(status) => RETRIED.contains(&(status.code() as i32)),
-            _ => false,
-        },
-        _ => false,
     }
 }
 
@@ -335,7 +398,8 @@ impl Tls {
 }
 
 /// Runs one etcd call with a deadline: every call of this crate goes
-/// through here, so none can hang.
+/// through here, so none can hang. Its errors name no endpoint yet: the
+/// caller fills it in ([`Connection::retry`], [`Connection::locate`]).
 pub(crate) async fn bounded<T>(
     operation: &'static str,
     after: Duration,
@@ -343,8 +407,8 @@ pub(crate) async fn bounded<T>(
 ) -> Result<T, Error> {
     match tokio::time::timeout(after, call).await {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(source)) => Err(Error::Etcd { operation, source }),
-        Err(_) => Err(Error::Timeout { operation, after }),
+        Ok(Err(e)) => Err(classify(operation, after, e)),
+        Err(_) => Err(Error::unreached(operation, Why::NoAnswer { after })),
     }
 }
 
@@ -372,7 +436,10 @@ mod tests {
         assert_eq!(connection.preferred(), 0, "no link: nothing to move past");
         let endpoint = connection.preferred();
         let client = connection
-            .client(std::slice::from_ref(&connection.endpoints[endpoint]))
+            .client(
+                "connect",
+                std::slice::from_ref(&connection.endpoints[endpoint]),
+            )
             .await
             .expect("connecting is lazy");
         let mut link = Some(Link { client, endpoint });

@@ -32,7 +32,8 @@
 //!
 //! let watcher = Watcher::start(&etcd, "/caches", Options::default()).await?;
 //! let ring = watcher.load(); // lock-free
-//! println!("revision {}: user:42 -> {:?}", ring.revision, ring.placement.owner("user:42"));
+//! let owner = ring.placement.owner("user:42").unwrap_or("no member yet");
+//! println!("revision {}: user:42 -> {owner}", ring.revision);
 //! registrar.shutdown().await?; // revokes the lease: the node leaves at once
 //! # Ok(()) }
 //! ```
@@ -49,7 +50,7 @@ mod watcher;
 
 pub use cluster::Cluster;
 pub use connect::{Connection, DEFAULT_TIMEOUT, Tls};
-pub use error::Error;
+pub use error::{AuthProblem, Error, TlsProblem, Unreached, Why};
 pub use member::{Listed, Member};
 pub use registrar::{DEFAULT_TTL, Registrar};
 pub use store::{configure, read, settings};

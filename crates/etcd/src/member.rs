@@ -181,7 +181,7 @@ impl Contents {
                 self.members.insert(key.to_owned(), listed);
             }
             Err(e) => {
-                tracing::error!(key, error = %e, "member skipped");
+                tracing::error!("member {key} skipped: {e}");
                 self.skipped.insert(key.to_owned(), e.to_string());
             }
         }
@@ -228,7 +228,7 @@ impl Contents {
             };
             // Leave the member out and try again: at most once per member.
             let listed = members.remove(index);
-            tracing::error!(key = %listed.key, error = %message, "member left out of the ring");
+            tracing::error!("member {} left out of the ring: {message}", listed.key);
             self.skipped.insert(listed.key, message);
         }
     }

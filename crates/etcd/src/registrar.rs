@@ -80,7 +80,8 @@ impl Registrar {
             return Err(Error::InvalidOption {
                 option: "ttl",
                 message: format!(
-                    "{ttl:?}: a lease lives whole seconds, at least 2 (etcd's minimum)"
+                    "{} s: a lease lives whole seconds, at least 2 (etcd's minimum)",
+                    ttl.as_secs_f64()
                 ),
             });
         }
@@ -193,11 +194,15 @@ impl Shared {
     /// bounded attempt, as the failure may be etcd's absence; an
     /// unrevoked lease holds no key and expires after `ttl`.
     async fn revoke_once(&self, link: &mut Option<Link>, lease: i64) {
-        let Some(link) = link else { return };
+        let Some(held) = link.as_mut() else { return };
         let timeout = self.connection.timeout;
-        let revoked = bounded("revoke the lease", timeout, link.client.lease_revoke(lease)).await;
+        let revoked = bounded("revoke the lease", timeout, held.client.lease_revoke(lease)).await;
         if let Err(e) = revoked {
-            tracing::warn!(key = %self.key, lease = format_args!("{lease:x}"), error = %e, "cannot revoke an unused lease; it expires with its ttl");
+            let e = self.connection.locate(link, e);
+            tracing::warn!(
+                "{e}; the unused lease {lease:x} of {} expires with its ttl",
+                self.key
+            );
         }
     }
 
@@ -211,14 +216,14 @@ impl Shared {
                 _ = stop.changed() => return,
             };
             if let Err(e) = &outcome {
-                tracing::warn!(key = %self.key, error = %e, "keep-alive interrupted");
+                tracing::warn!("keep-alive of {} interrupted: {e}", self.key);
                 // The stream broke: reopen it through the next endpoint
                 // (a no-op after a retry that gave up: it moved on itself).
                 self.connection.abandon(&mut link);
             }
             if renewed.elapsed() >= self.ttl || matches!(outcome, Ok(Lost)) {
                 self.registered.store(false, Ordering::Release);
-                tracing::warn!(key = %self.key, "lease lost; registering again");
+                tracing::warn!("lease of {} lost; registering again", self.key);
                 let claimed = tokio::select! {
                     claimed = self.claim(&mut link) => claimed,
                     _ = stop.changed() => return,
@@ -229,7 +234,7 @@ impl Shared {
                         failures = 0;
                         continue;
                     }
-                    Err(e) => tracing::error!(key = %self.key, error = %e, "cannot register"),
+                    Err(e) => tracing::error!("cannot register {} again: {e}", self.key),
                 }
             }
             failures += 1;
@@ -254,9 +259,14 @@ impl Shared {
             })
             .await?;
         let period = self.ttl / 3;
+        let here = |e| self.connection.locate(link, e);
         loop {
-            bounded("renew the lease", timeout, keeper.keep_alive()).await?;
-            let answer = bounded("renew the lease", timeout, stream.message()).await?;
+            bounded("renew the lease", timeout, keeper.keep_alive())
+                .await
+                .map_err(here)?;
+            let answer = bounded("renew the lease", timeout, stream.message())
+                .await
+                .map_err(here)?;
             match answer {
                 Some(answer) if answer.ttl() > 0 => {
                     *renewed = Instant::now();
@@ -284,7 +294,7 @@ fn check_name(name: &str) -> Result<(), Error> {
     if name.contains('/') {
         return Err(Error::InvalidOption {
             option: "name",
-            message: format!("{name:?}: a node name must not contain '/' (it ends a key)"),
+            message: format!("\"{name}\": a node name must not contain '/' (it ends a key)"),
         });
     }
     Ok(())

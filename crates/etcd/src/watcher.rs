@@ -46,6 +46,7 @@ use crate::Error;
 use crate::backoff::backoff;
 use crate::cluster::Cluster;
 use crate::connect::{Connection, Link, bounded};
+use crate::error::classify;
 use crate::member::Contents;
 use crate::store::list_anywhere;
 use crate::task::Task;
@@ -229,7 +230,7 @@ impl Shared {
                 Ok(Ended::Silent) => "no progress notification; listing again".into(),
                 Err(e) => format!("{e}; listing again"),
             };
-            tracing::warn!(prefix = %self.prefix, reason = %reason, "watch ended");
+            tracing::warn!("watch of {} ended: {reason}", self.prefix);
             self.note_error(Some(reason));
             if !compacted {
                 // The endpoint may be the cause (dead, cut off, without a
@@ -262,7 +263,7 @@ impl Shared {
                         break;
                     }
                     Err(e) => {
-                        tracing::warn!(prefix = %self.prefix, error = %e, "cannot list");
+                        tracing::warn!("cannot list {} again: {e}", self.prefix);
                         self.note_error(Some(e.to_string()));
                     }
                 }
@@ -301,7 +302,11 @@ impl Shared {
         // about a watch that is synced, and one that arrived before the
         // watch was refused as compacted would claim a revision whose
         // events were never seen.
-        let first = bounded("create the watch", timeout, stream.message()).await?;
+        let link = &*link;
+        let here = |e| self.connection.locate(link, e);
+        let first = bounded("create the watch", timeout, stream.message())
+            .await
+            .map_err(here)?;
         let Some(first) = first else {
             return Ok(Ended::Closed);
         };
@@ -318,10 +323,13 @@ impl Shared {
                     if self.staleness() > silent_after {
                         return Ok(Ended::Silent);
                     }
-                    bounded("request progress", timeout, stream.request_progress()).await?;
+                    bounded("request progress", timeout, stream.request_progress())
+                        .await
+                        .map_err(here)?;
                 }
                 message = stream.message() => {
-                    let Some(response) = message.map_err(|source| Error::Etcd { operation: "watch", source })? else {
+                    let message = message.map_err(|e| here(classify("watch", timeout, e)));
+                    let Some(response) = message? else {
                         return Ok(Ended::Closed);
                     };
                     if let Some(ended) = refused(&response) {
@@ -377,7 +385,10 @@ impl Shared {
             Ok(next) if next.same_as(&current.placement) => Arc::clone(&current.placement),
             Ok(next) => Arc::new(next),
             Err(e) => {
-                tracing::error!(prefix = %self.prefix, error = %e, "config refused; keeping the ring held");
+                tracing::error!(
+                    "config under {} refused, keeping the ring held: {e}",
+                    self.prefix
+                );
                 self.note_error(Some(e.to_string()));
                 Arc::clone(&current.placement)
             }

@@ -1,8 +1,10 @@
 //! The integration tests of `ringwise-etcd`, as modules of one binary:
 //! each starts its own real etcd (Debian's `etcd-server`, installed by
 //! scripts/install-test-deps) on loopback ports with a fresh data
-//! directory, and kills it by pid when it ends, however it ends.
+//! directory, and kills it by pid when it ends, however it ends. `errors`
+//! checks what a call etcd does not take says (unreachable, TLS, users).
 
+mod errors;
 mod live;
 mod soak;
 mod support;

@@ -36,6 +36,9 @@ struct Member {
     name: String,
     client: u16,
     peer: u16,
+    /// Where `GET /health` answers over plain HTTP: the client port, or
+    /// for a TLS member a port of its own (`--listen-metrics-urls`).
+    health: u16,
     dir: PathBuf,
     child: Option<Child>,
 }
@@ -61,19 +64,26 @@ impl Etcd {
     }
 
     /// One member serving clients over TLS with `cert` and `key` (PEM),
-    /// started and listening.
+    /// started and healthy.
     pub fn single_tls(cert: PathBuf, key: PathBuf) -> Etcd {
         Etcd::start(1, Some((cert, key)))
     }
 
     fn start(n: usize, tls: Option<(PathBuf, PathBuf)>) -> Etcd {
         let members: Vec<Member> = (0..n)
-            .map(|i| Member {
-                name: format!("m{i}"),
-                client: process::free_port(),
-                peer: process::free_port(),
-                dir: process::scratch_dir(&format!("ringwise-etcd-m{i}")),
-                child: None,
+            .map(|i| {
+                let client = process::free_port();
+                Member {
+                    name: format!("m{i}"),
+                    client,
+                    peer: process::free_port(),
+                    health: match tls {
+                        Some(_) => process::free_port(),
+                        None => client,
+                    },
+                    dir: process::scratch_dir(&format!("ringwise-etcd-m{i}")),
+                    child: None,
+                }
             })
             .collect();
         let initial = members
@@ -123,6 +133,28 @@ impl Etcd {
         }
     }
 
+    /// Stops member `i` with SIGSTOP: its port still accepts connections
+    /// (the kernel completes them) but nothing answers, as a host that
+    /// hangs or a network that drops the answers. Drop kills it all the
+    /// same (SIGKILL ends a stopped process).
+    pub fn pause(&mut self, i: usize) {
+        self.signal(i, "STOP");
+    }
+
+    /// Lets member `i` run again after [`Etcd::pause`].
+    pub fn resume(&mut self, i: usize) {
+        self.signal(i, "CONT");
+    }
+
+    fn signal(&self, i: usize, name: &str) {
+        let pid = self.pid(i).expect("the member runs");
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &pid.to_string()])
+            .status()
+            .expect("kill(1) runs");
+        assert!(status.success(), "kill -{name} {pid}");
+    }
+
     /// Starts member `i` again on its data directory and ports, and waits
     /// until it is healthy.
     pub fn restart(&mut self, i: usize) {
@@ -162,7 +194,11 @@ impl Etcd {
                 .arg("--cert-file")
                 .arg(cert)
                 .arg("--key-file")
-                .arg(key);
+                .arg(key)
+                .args([
+                    "--listen-metrics-urls",
+                    &format!("http://127.0.0.1:{}", m.health),
+                ]);
         }
         let child = command
             .spawn()
@@ -172,7 +208,7 @@ impl Etcd {
 
     fn wait_healthy(&mut self, i: usize) {
         let deadline = Instant::now() + Duration::from_secs(30);
-        let port = self.members[i].client;
+        let port = self.members[i].health;
         while Instant::now() < deadline {
             if let Some(status) = self.members[i]
                 .child
@@ -181,13 +217,7 @@ impl Etcd {
             {
                 panic!("etcd member {i} exited at start: {status}; {HINT}");
             }
-            // Over TLS a listening port is enough: the tests' first call
-            // retries until etcd answers.
-            let ready = match self.tls {
-                Some(_) => TcpStream::connect(("127.0.0.1", port)).is_ok(),
-                None => health(port),
-            };
-            if ready {
+            if health(port) {
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -257,6 +287,86 @@ impl Etcd {
         );
         exchange(self.members[0].client, &request)
             .unwrap_or_else(|e| panic!("etcd's JSON gateway, POST {path}: {e}"))
+    }
+}
+
+/// The root user's password after [`Etcd::enable_auth`].
+pub const ROOT_PASSWORD: &str = "rootpw";
+
+impl Etcd {
+    /// Turns etcd's authentication on, as `etcdctl user add root`, `user
+    /// add NAME` for each of `users` (user, password) and `auth enable`
+    /// would, through the JSON gateway: `root` (password [`ROOT_PASSWORD`])
+    /// holds the root role, the others no role at all (they may log in and
+    /// touch no key). The gateway helpers above need no login only before.
+    pub fn enable_auth(&self, users: &[(&str, &str)]) {
+        let root = [("root", ROOT_PASSWORD)];
+        let call = |path: &str, body: &str| {
+            let answer = self.post(path, body);
+            assert!(answer.contains("header"), "{path}: {answer}");
+        };
+        for (name, password) in root.iter().chain(users) {
+            let body = format!(r#"{{"name":"{name}","password":"{password}"}}"#);
+            call("/v3/auth/user/add", &body);
+        }
+        call("/v3/auth/role/add", r#"{"name":"root"}"#);
+        call("/v3/auth/user/grant", r#"{"user":"root","role":"root"}"#);
+        call("/v3/auth/enable", "{}");
+    }
+}
+
+/// TLS files made with the `openssl` program (installed by
+/// scripts/install-test-deps) in a scratch directory removed on drop: a
+/// CA, a server certificate for 127.0.0.1 it signs, and a second CA that
+/// signs nothing here (a client that trusts only it refuses the server).
+#[derive(Debug)]
+pub struct Pki {
+    dir: Scratch,
+}
+
+impl Pki {
+    pub fn new() -> Pki {
+        let pki = Pki {
+            dir: Scratch::new("ringwise-tls"),
+        };
+        for ca in ["ca", "other-ca"] {
+            pki.openssl(&format!(
+                "req -x509 -newkey rsa:2048 -nodes -keyout {ca}.key -out {ca}.pem -days 1 \
+                 -subj /CN=ringwise-test-{ca}"
+            ));
+        }
+        pki.openssl(
+            "req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1",
+        );
+        std::fs::write(pki.path("san.ext"), "subjectAltName=IP:127.0.0.1\n").expect("write");
+        pki.openssl(
+            "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem \
+             -days 1 -extfile san.ext",
+        );
+        pki
+    }
+
+    /// Runs `openssl ARGS` (words without spaces) in the directory.
+    fn openssl(&self, args: &str) {
+        let status = Command::new("openssl")
+            .args(args.split_whitespace())
+            .current_dir(self.dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl runs (scripts/install-test-deps installs it)");
+        assert!(status.success(), "openssl {args}");
+    }
+
+    /// A file of the directory: `ca.pem`, `other-ca.pem`, `server.pem`,
+    /// `server.key`.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// One member serving clients over TLS with the server certificate.
+    pub fn etcd(&self) -> Etcd {
+        Etcd::single_tls(self.path("server.pem"), self.path("server.key"))
     }
 }
 
