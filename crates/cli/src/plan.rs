@@ -308,7 +308,7 @@ fn same_setup(from: &ClusterSpec, to: &ClusterSpec) -> bool {
 fn check_same_tag(from: &ClusterSpec, to: &ClusterSpec) -> Result<(), Failure> {
     if from.hash_tag != to.hash_tag {
         let tag = |t: Option<ringwise::HashTag>| {
-            t.map_or_else(|| "none".to_owned(), |t| format!("{:?}", t.delimiters()))
+            t.map_or_else(|| "none".to_owned(), |t| format!("\"{}\"", t.delimiters()))
         };
         return Err(Failure::data(anyhow!(
             "the two clusters hash keys differently (hash tag from: {}, to: {}): a plan \

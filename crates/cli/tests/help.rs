@@ -83,7 +83,10 @@ fn a_man_page_for_every_subcommand() {
     let dir = TempDir::create("man");
     let pages = dir.path().join("man1");
     // `--dir` makes the directory when it is missing.
-    assert_success(&ringwise(&["man", "--dir", pages.to_str().expect("a UTF-8 path")], b""));
+    assert_success(&ringwise(
+        &["man", "--dir", pages.to_str().expect("a UTF-8 path")],
+        b"",
+    ));
     let written: BTreeSet<String> = std::fs::read_dir(&pages)
         .expect("the pages' directory")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())

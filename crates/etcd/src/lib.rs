@@ -55,3 +55,9 @@ pub use member::{Listed, Member};
 pub use registrar::{DEFAULT_TTL, Registrar};
 pub use store::{configure, read, settings};
 pub use watcher::{Options, Status, Watcher};
+
+// docs/etcd.md's Rust examples use this crate, so that page is compiled
+// here rather than in the core crate's doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/etcd.md")]
+struct GuideDoctests;
