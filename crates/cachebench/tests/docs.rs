@@ -28,15 +28,7 @@ fn etcd() -> (String, Box<dyn std::any::Any>) {
 #[test]
 fn the_cache_benchmark_page_prints_what_it_shows() {
     let root = workspace(env!("CARGO_MANIFEST_DIR"));
-    let bin = Path::new(env!("CARGO_BIN_EXE_ringwise-cachebench"))
-        .parent()
-        .expect("the binary's directory")
-        .to_path_buf();
-    let setup = Setup {
-        path: vec![bin],
-        etcd,
-        hang: transcript::HANG,
-    };
+    let setup = Setup::beside(env!("CARGO_BIN_EXE_ringwise-cachebench"), etcd);
     let pages: Vec<_> = pages(&root)
         .into_iter()
         .filter(|page| {

@@ -65,15 +65,7 @@ fn cli_pages(root: &Path) -> Vec<PathBuf> {
 #[test]
 fn every_console_block_prints_what_the_page_shows() {
     let root = root();
-    let bin = Path::new(env!("CARGO_BIN_EXE_ringwise"))
-        .parent()
-        .expect("the binary's directory")
-        .to_path_buf();
-    let setup = Setup {
-        path: vec![bin],
-        etcd,
-        hang: transcript::HANG,
-    };
+    let setup = Setup::beside(env!("CARGO_BIN_EXE_ringwise"), etcd);
     let pages = cli_pages(&root);
     // The pages are independent (each its own directory, its own etcd):
     // run at once, every failure reported.

@@ -60,6 +60,22 @@ pub struct Setup {
     pub hang: Duration,
 }
 
+impl Setup {
+    /// The setup for a test binary's pages: the directory of `binary` (a
+    /// `CARGO_BIN_EXE_*` path) first on PATH, etcd from `etcd`, [`HANG`].
+    pub fn beside(binary: &str, etcd: fn() -> (String, Box<dyn std::any::Any>)) -> Setup {
+        let dir = Path::new(binary)
+            .parent()
+            .expect("the binary's directory")
+            .to_path_buf();
+        Setup {
+            path: vec![dir],
+            etcd,
+            hang: HANG,
+        }
+    }
+}
+
 /// The workspace's root (two levels above a crate's manifest).
 pub fn workspace(manifest_dir: &str) -> PathBuf {
     Path::new(manifest_dir)
