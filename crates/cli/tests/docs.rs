@@ -143,6 +143,55 @@ fn every_page_is_a_doctest() {
     );
 }
 
+/// A ```toml block on a page is a cluster file (the one format ringwise
+/// reads): each must be one ringwise accepts and builds, so the reference's
+/// examples cannot drift from the reader (a Cargo manifest's
+/// `[dependencies]` lines are skipped). (A page's `cat` of a file in
+/// docs/examples/ is checked by its console block instead.)
+#[test]
+fn every_toml_block_is_a_cluster_file_ringwise_builds() {
+    let root = root();
+    let mut checked = 0;
+    let mut refused = Vec::new();
+    for page in pages(&root) {
+        let text = fs::read_to_string(root.join(&page)).expect("a readable page");
+        let mut block: Option<(usize, String)> = None;
+        for (n, line) in text.lines().enumerate() {
+            match &mut block {
+                None if line.trim_start().starts_with("```toml") => {
+                    block = Some((n + 1, String::new()))
+                }
+                Some((start, toml)) if line.trim_start().starts_with("```") => {
+                    // A Cargo manifest's lines (how to depend on the crate)
+                    // are the one other TOML the pages show.
+                    if toml.lines().any(|l| l.trim() == "[dependencies]") {
+                        block = None;
+                        continue;
+                    }
+                    checked += 1;
+                    let built =
+                        ringwise::ClusterSpec::from_toml(toml).and_then(|spec| spec.build());
+                    if let Err(e) = built {
+                        refused.push(format!("{}:{start}: {e}", page.display()));
+                    }
+                    block = None;
+                }
+                Some((_, toml)) => {
+                    toml.push_str(line);
+                    toml.push('\n');
+                }
+                None => {}
+            }
+        }
+    }
+    assert!(checked > 0, "no ```toml block found: is the scan right?");
+    assert!(
+        refused.is_empty(),
+        "cluster files on the pages that ringwise refuses:\n{}",
+        refused.join("\n")
+    );
+}
+
 /// `(code, meaning)` pairs of `EXIT_CODES` in crates/cli/src/failure.rs
 /// (what `--help` prints), continuation lines joined.
 fn exit_codes_constant(root: &Path) -> Vec<(u8, String)> {
