@@ -40,10 +40,25 @@ pub fn scratch_dir(prefix: &str) -> PathBuf {
     dir
 }
 
-/// A loopback port that was free a moment ago.
+/// A loopback port that was free a moment ago, and that no other call in
+/// this process has handed out. The kernel may give a port it just freed
+/// to the next `bind(0)`: two tests running at once could then start two
+/// servers on one port, the second fail to bind, and its health check be
+/// answered by the first (seen once under load: a paused etcd that still
+/// answered, because the answer came from another test's etcd).
 pub fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-    listener.local_addr().expect("local address").port()
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+        let port = listener.local_addr().expect("local address").port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// A running child process and its scratch directory. Dropping it kills
