@@ -18,6 +18,13 @@ use std::io::{self, BufRead, BufWriter, IsTerminal, Read, Write};
 /// Keys read and answered together.
 pub const BLOCK: usize = 1024;
 
+/// A block also ends once its keys hold this many bytes (1 MiB).
+pub const BLOCK_BYTES: usize = 1 << 20;
+
+/// A line buffer that grew past this (4 KiB) is replaced by a small one
+/// after its block.
+const SHRINK_ABOVE: usize = 4 << 10;
+
 /// The longest key read from stdin: 1 MiB (Memcached allows 250 bytes,
 /// Redis 512 MB but nobody routes those by key). A longer line is refused
 /// with its line number (exit 65) after reading at most this much of it,
@@ -74,6 +81,9 @@ impl Keys<'_> {
         let mut input = io::BufReader::with_capacity(1 << 16, stdin.lock());
         let mut block: Vec<Vec<u8>> = Vec::with_capacity(BLOCK);
         let mut len = 0;
+        // Bytes of the keys in the block: a block also ends at BLOCK_BYTES,
+        // so 1,024 keys of 1 MiB never sit in memory at once.
+        let mut held = 0;
         let mut number = 0u64;
         loop {
             if len == block.len() {
@@ -92,13 +102,22 @@ impl Keys<'_> {
                     return Err(e.into());
                 }
             }
+            held += block[len].len();
             len += 1;
             // Nothing left in the buffer: the next read goes to the OS and
             // may wait for the writer, which may be waiting for these answers.
             let idle = self.line_buffered || input.buffer().is_empty();
-            if len == BLOCK || idle {
+            if len == BLOCK || held >= BLOCK_BYTES || idle {
                 visit(&block[..len], idle)?;
+                // A buffer a long key grew is given back, so the block holds
+                // at most BLOCK × SHRINK_ABOVE bytes between long keys.
+                for line in &mut block[..len] {
+                    if line.capacity() > SHRINK_ABOVE {
+                        *line = Vec::with_capacity(64);
+                    }
+                }
                 len = 0;
+                held = 0;
             }
         }
         visit(&block[..len], true)

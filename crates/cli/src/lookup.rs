@@ -51,11 +51,16 @@ pub struct Args {
     #[arg(long, value_name = "EPSILON", conflicts_with_all = ["zones", "replicas"],
           allow_negative_numbers = true)]
     epsilon: Option<f64>,
-    /// Most keys --epsilon reads (it holds them all, about 75 bytes each
-    /// for short keys; default 16777216 = 2^24, about 1.3 GB).
+    /// Most keys --epsilon reads (it holds them all: 20 bytes each beside
+    /// the key's own bytes; default 16777216 = 2^24).
     #[arg(long, value_name = "N", default_value_t = MAX_BOUNDED_KEYS, requires = "epsilon",
           value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
     max_keys: u64,
+    /// Most bytes of keys --epsilon holds, summed over the keys (default
+    /// 1073741824 = 1 GiB; the whole hold is this plus 20 bytes a key).
+    #[arg(long, value_name = "BYTES", default_value_t = MAX_BOUNDED_KEY_BYTES,
+          requires = "epsilon", value_parser = clap::value_parser!(u64).range(1..=1 << 40))]
+    max_key_bytes: u64,
     /// Flush the output after every key (by default it is flushed whenever
     /// the input has no more keys ready).
     #[arg(long)]
@@ -165,13 +170,22 @@ fn replicas(
         .map_err(Failure::from)
 }
 
-/// The most keys `--epsilon` reads by default (`--max-keys`): each is held
-/// with its hash and owner, about 75 bytes for a short key, so 1.3 GB at
-/// the cap (an endless `yes k |` aborted the process under a memory limit).
+/// The most keys `--epsilon` reads by default (`--max-keys`). Each costs
+/// 20 bytes beside its own bytes (its end in the arena, its hash, its
+/// owner), so 320 MiB at the cap (an endless `yes k |` aborted the process
+/// under a memory limit before this cap existed).
 const MAX_BOUNDED_KEYS: u64 = 1 << 24;
 
-/// `--epsilon`: reads every key (at most `--max-keys`), assigns them
-/// with bounded loads, prints them in input order. O(K · (1 + spills)) lookups.
+/// The most bytes of keys `--epsilon` holds by default (`--max-key-bytes`):
+/// a count of keys alone let 3,000 keys of 1 MiB abort the process under a
+/// 2 GB address-space limit (issue 24 item 6).
+const MAX_BOUNDED_KEY_BYTES: u64 = 1 << 30;
+
+/// `--epsilon`: reads every key (at most `--max-keys` of them, at most
+/// `--max-key-bytes` of key bytes), assigns them with bounded loads, prints
+/// them in input order. O(K · (1 + spills)) lookups; memory: the key bytes
+/// in one arena plus 20 bytes a key, every growth reserved with
+/// `try_reserve` so that a memory limit is an error (exit 65), not an abort.
 fn bounded(
     keyed: &Keyed<AnyPlacement>,
     args: &Args,
@@ -179,25 +193,67 @@ fn bounded(
     out: &mut Printer<'_>,
 ) -> Result<(), Failure> {
     let bounded = Bounded::new(keyed.placement().clone(), epsilon).map_err(Failure::usage)?;
-    let mut keys: Vec<Vec<u8>> = Vec::new();
+    // The keys back to back in `arena`, key i ending at `ends[i]`: one
+    // allocation, not one (with its 24-byte header) per key.
+    let mut arena: Vec<u8> = Vec::new();
+    let mut ends: Vec<u64> = Vec::new();
+    let mut hashes: Vec<u64> = Vec::new();
     args.keys().for_each_block(|block, _| {
-        if (keys.len() + block.len()) as u64 > args.max_keys {
+        let bytes: u64 = block.iter().map(|k| k.len() as u64).sum();
+        if (ends.len() + block.len()) as u64 > args.max_keys {
             return Err(Failure::data(anyhow!(
                 "--epsilon holds every key in memory to bound the loads: at most {} keys \
-                 (--max-keys, about 75 bytes a key); split the input into batches, raise \
-                 --max-keys, or look keys up without --epsilon (streamed, no limit)",
+                 (--max-keys); split the input into batches, raise --max-keys, or look \
+                 keys up without --epsilon (streamed, no limit)",
                 args.max_keys
             )));
         }
-        keys.extend_from_slice(block);
+        if arena.len() as u64 + bytes > args.max_key_bytes {
+            // The first key of the block past the cap, counted from 1.
+            let mut total = arena.len() as u64;
+            let past = block.iter().position(|k| {
+                total += k.len() as u64;
+                total > args.max_key_bytes
+            });
+            return Err(Failure::data(anyhow!(
+                "--epsilon holds every key in memory to bound the loads: at most {} bytes \
+                 of keys (--max-key-bytes), passed at key {}; split the input into \
+                 batches, raise --max-key-bytes, or look keys up without --epsilon \
+                 (streamed, no limit)",
+                args.max_key_bytes,
+                ends.len() + past.unwrap_or(0) + 1
+            )));
+        }
+        reserve(&mut arena, bytes as usize)?;
+        reserve(&mut ends, block.len())?;
+        reserve(&mut hashes, block.len())?;
+        for key in block {
+            arena.extend_from_slice(key);
+            ends.push(arena.len() as u64);
+            hashes.push(keyed.hash(key));
+        }
         Ok::<(), Failure>(())
     })?;
-    let hashes: Vec<u64> = keys.iter().map(|k| keyed.hash(k)).collect();
     let owners = bounded.assign(&hashes);
-    for (key, owner) in keys.iter().zip(owners) {
+    drop(hashes);
+    let mut start = 0;
+    for (&end, owner) in ends.iter().zip(owners) {
+        let key = &arena[start..end as usize];
         out.print(key, &[owner]).map_err(Failure::io)?;
+        start = end as usize;
     }
     Ok(())
+}
+
+/// Grows `held` by `more` or says that memory ran out (exit 65).
+fn reserve<T>(held: &mut Vec<T>, more: usize) -> Result<(), Failure> {
+    held.try_reserve(more).map_err(|_| {
+        Failure::data(anyhow!(
+            "--epsilon: out of memory holding {} more bytes of keys; split the input into \
+             batches or lower --max-key-bytes",
+            (held.len() + more) * std::mem::size_of::<T>()
+        ))
+    })
 }
 
 /// Writes one key with its nodes in the chosen format.

@@ -1,0 +1,84 @@
+//! Issue 24 (reliability): what holds keys holds a bounded number of bytes,
+//! and large outputs stream. Each test is named after what it pins; the
+//! memory tests run the real binary under an address-space limit
+//! (`ulimit -v`), where an unbounded hold aborts instead of exhausting the
+//! machine, so the test fails on its exit status.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use crate::support::{assert_success, ringwise, stderr, stdout};
+
+/// Runs `ringwise ARGS` under an address-space limit of `kib` KiB, fed
+/// `lines` keys of `len` bytes each (written by a thread, so ringwise may
+/// answer as it reads), stdout discarded. Returns the exit status and
+/// stderr.
+fn fed_under_limit(kib: u32, args: &[&str], lines: usize, len: usize) -> (Option<i32>, String) {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_ringwise"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let mut input = child.stdin.take().expect("piped stdin");
+    let writer = std::thread::spawn(move || {
+        let mut line = vec![b'k'; len];
+        line.push(b'\n');
+        for i in 0..lines {
+            // Distinct keys: the number in the first bytes.
+            let tag = format!("{i:08}");
+            line[..8].copy_from_slice(tag.as_bytes());
+            if input.write_all(&line).is_err() {
+                return; // ringwise stopped reading: its status says why
+            }
+        }
+    });
+    let output = child.wait_with_output().expect("ringwise exits");
+    writer.join().expect("the writer");
+    (output.status.code(), stderr(&output))
+}
+
+/// Item 6: `--epsilon` capped keys by count only, so 3,000 keys of 1 MiB
+/// aborted under a 2 GB address-space limit. It now holds at most
+/// `--max-key-bytes` (1 GiB by default) and refuses more with exit 65 and
+/// the way out; every growth is reserved, so a tighter limit is exit 65
+/// too, never an abort.
+#[test]
+fn epsilon_holds_at_most_max_key_bytes_of_keys() {
+    let args = ["lookup", "--nodes", "a,b,c", "--hash", "xxh3", "--epsilon", "0.25"];
+    let (code, err) = fed_under_limit(2_000_000, &args, 3000, 1 << 20);
+    assert_eq!(code, Some(65), "{err}");
+    assert!(err.contains("--max-key-bytes"), "{err}");
+    // A limit below the default hold: the reservation fails cleanly.
+    let (code, err) = fed_under_limit(600_000, &args, 3000, 1 << 20);
+    assert_eq!(code, Some(65), "{err}");
+    assert!(err.contains("out of memory") || err.contains("--max-key-bytes"), "{err}");
+    // The byte cap counts bytes exactly: 3 keys of 3 bytes fit in 9.
+    let keys = b"k01\nk02\nk03\n";
+    let base = ["lookup", "--nodes", "a,b", "--epsilon", "0.5"];
+    let out = ringwise(&[&base[..], &["--max-key-bytes", "9"]].concat(), keys);
+    assert_success(&out);
+    assert_eq!(stdout(&out).lines().count(), 3);
+    let out = ringwise(&[&base[..], &["--max-key-bytes", "8"]].concat(), keys);
+    assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
+    assert!(stderr(&out).contains("passed at key 3"), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "nothing placed");
+}
+
+/// Item 6's sibling in the streamed path: a block held up to 1,024 keys, and
+/// each line buffer kept the size of the longest key it ever read, so 1,024
+/// keys of 1 MiB held 1–2 GiB. A block now also ends at 1 MiB of keys and a
+/// grown buffer is given back: 600 keys of 1 MiB pass under a 300 MB limit.
+#[test]
+fn lookup_streams_long_keys_in_bounded_memory() {
+    let args = ["lookup", "--nodes", "a,b,c", "--hash", "xxh3"];
+    let (code, err) = fed_under_limit(300_000, &args, 600, 1 << 20);
+    assert_eq!(code, Some(0), "{err}");
+    let args = ["token"];
+    let (code, err) = fed_under_limit(300_000, &args, 600, 1 << 20);
+    assert_eq!(code, Some(0), "{err}");
+}
