@@ -145,12 +145,19 @@ pub fn run(args: Args) -> Result<(), Failure> {
             doc[name] = value;
         }
         if let Some(ring) = ring.filter(|_| args.points) {
-            let names = keyed.placement().nodes();
-            let list: Vec<_> = ring
-                .points()
-                .map(|(p, id)| serde_json::json!([native(ring, p), names.name(id)]))
-                .collect();
-            doc["ring"] = list.into();
+            // Streamed point by point: 16M points built as one document
+            // peaked at 2.7 GB (issue 24 item 7); this holds one at a time.
+            let listed = Listed {
+                doc: &doc,
+                ring: Points {
+                    ring,
+                    names: keyed.placement().nodes(),
+                },
+            };
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+            return write_json(&mut out, &listed, Json::Line)
+                .and_then(|()| out.flush())
+                .map_err(Failure::io);
         }
         return write_json(&mut out, &doc, Json::Line).map_err(Failure::io);
     }
@@ -187,6 +194,32 @@ fn replicated(
         &points,
         &balance.share,
     ))
+}
+
+/// The JSON document with the ring's points after its fields.
+#[derive(serde::Serialize)]
+struct Listed<'a> {
+    #[serde(flatten)]
+    doc: &'a serde_json::Value,
+    ring: Points<'a>,
+}
+
+/// `"ring": [[POINT, NODE], ...]` in ring order, serialized as it is read
+/// from the ring: O(1) memory whatever the number of points.
+struct Points<'a> {
+    ring: &'a dyn RingView,
+    names: &'a ringwise::NodeTable,
+}
+
+impl serde::Serialize for Points<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let names = self.names;
+        serializer.collect_seq(
+            self.ring
+                .points()
+                .map(|(p, id)| (native(self.ring, p), names.name(id).unwrap_or_default())),
+        )
+    }
 }
 
 /// A point as the peer writes it; every width fits `i64` or `u64`.
