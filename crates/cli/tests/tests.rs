@@ -24,5 +24,6 @@ mod issue8;
 mod plan;
 mod plan_removed;
 mod regressions;
+mod scale;
 mod simulate;
 mod simulate_peer;
