@@ -377,7 +377,9 @@ fn endpoint(item: &str) -> Result<String, Error> {
         ),
     };
     if item.is_empty() {
-        return Err(bad("the list has an empty item (two commas, or one at an end)".into()));
+        return Err(bad(
+            "the list has an empty item (two commas, or one at an end)".into(),
+        ));
     }
     if let Some(c) = item.chars().find(|c| c.is_whitespace() || c.is_control()) {
         return Err(bad(format!("it holds the character {c:?}")));
@@ -387,9 +389,7 @@ fn endpoint(item: &str) -> Result<String, Error> {
         None => ("http".to_owned(), item),
     };
     if scheme != "http" && scheme != "https" {
-        return Err(bad(format!(
-            "the scheme {scheme:?} is not http or https"
-        )));
+        return Err(bad(format!("the scheme {scheme:?} is not http or https")));
     }
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
@@ -400,8 +400,7 @@ fn endpoint(item: &str) -> Result<String, Error> {
     }
     if authority.contains('@') {
         return Err(bad(
-            "it holds a user (user@host): give the user and password apart, not in the URL"
-                .into(),
+            "it holds a user (user@host): give the user and password apart, not in the URL".into(),
         ));
     }
     let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
@@ -444,7 +443,9 @@ fn endpoint(item: &str) -> Result<String, Error> {
         .ok()
         .filter(|&n| n > 0 && port.bytes().all(|b| b.is_ascii_digit()));
     if number.is_none() {
-        return Err(bad(format!("the port {port:?} is not a number from 1 to 65535")));
+        return Err(bad(format!(
+            "the port {port:?} is not a number from 1 to 65535"
+        )));
     }
     Ok(format!("{scheme}://{authority}"))
 }
@@ -460,7 +461,10 @@ fn check_host(host: &str) -> Result<(), String> {
         };
     }
     if host.len() > 253 {
-        return Err(format!("the host name is {} bytes long (at most 253)", host.len()));
+        return Err(format!(
+            "the host name is {} bytes long (at most 253)",
+            host.len()
+        ));
     }
     for label in host.split('.') {
         let fine = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
@@ -476,7 +480,9 @@ fn check_host(host: &str) -> Result<(), String> {
             ));
         }
         if label.starts_with('-') || label.ends_with('-') {
-            return Err(format!("{host:?} is not a host name (a part starts or ends with '-')"));
+            return Err(format!(
+                "{host:?} is not a host name (a part starts or ends with '-')"
+            ));
         }
     }
     Ok(())

@@ -98,12 +98,22 @@ impl Member {
     /// A member from a JSON value; the error names the field at fault.
     pub fn from_value(json: &Value) -> Result<Self, String> {
         let Value::Object(object) = json else {
-            return Err(format!("{} where a JSON object is expected: {MEMBER}", shown(json)));
+            return Err(format!(
+                "{} where a JSON object is expected: {MEMBER}",
+                shown(json)
+            ));
         };
         let mut member = Member::default();
         for (field, value) in object {
-            let wrong = |expected: &str| format!("field `{field}`: expected {expected}, not {}", shown(value));
-            let text = || value.as_str().map(str::to_owned).ok_or_else(|| wrong("text"));
+            let wrong = |expected: &str| {
+                format!("field `{field}`: expected {expected}, not {}", shown(value))
+            };
+            let text = || {
+                value
+                    .as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| wrong("text"))
+            };
             let list = |expected: &str| value.as_array().ok_or_else(|| wrong(expected));
             match field.as_str() {
                 "weight" => member.weight = Some(value.as_f64().ok_or_else(|| wrong("a number"))?),
@@ -115,12 +125,16 @@ impl Member {
                 }
                 "points" => {
                     let expected = "a list of ring points (whole numbers from 0 to 2^64 - 1)";
-                    let points = list(expected)?.iter().map(|p| p.as_u64().ok_or_else(|| wrong(expected)));
+                    let points = list(expected)?
+                        .iter()
+                        .map(|p| p.as_u64().ok_or_else(|| wrong(expected)));
                     member.points = Some(points.collect::<Result<_, _>>()?);
                 }
                 "tokens" => {
                     let expected = "a list of tokens (whole numbers from -2^63 to 2^63 - 1)";
-                    let tokens = list(expected)?.iter().map(|t| t.as_i64().ok_or_else(|| wrong(expected)));
+                    let tokens = list(expected)?
+                        .iter()
+                        .map(|t| t.as_i64().ok_or_else(|| wrong(expected)));
                     member.tokens = Some(tokens.collect::<Result<_, _>>()?);
                 }
                 "slots" => {
@@ -387,7 +401,10 @@ impl Contents {
         let mut settings = Settings::default();
         for (key, value) in object {
             let wrong = |expected: &str| {
-                bad(format!("`{key}`: expected {expected}, not {}", shown(value)))
+                bad(format!(
+                    "`{key}`: expected {expected}, not {}",
+                    shown(value)
+                ))
             };
             let text = || {
                 value

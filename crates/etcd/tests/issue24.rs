@@ -134,9 +134,7 @@ fn a_config_that_is_not_an_object_is_refused_with_what_it_is() {
             (r#""jump""#, "text (\"jump\")"),
             ("null", "null"),
         ] {
-            raw.put(config_key(PREFIX), value, None)
-                .await
-                .expect("put");
+            raw.put(config_key(PREFIX), value, None).await.expect("put");
             match ringwise_etcd::read(&connection, PREFIX).await {
                 Err(Error::InvalidValue { key, message }) => {
                     assert_eq!(key, "config");
@@ -198,7 +196,10 @@ fn a_config_that_drops_members_keeps_the_ring() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
         let node = node_key(PREFIX, "node-");
-        assert!(held.starts_with("config: it cannot build member "), "{held}");
+        assert!(
+            held.starts_with("config: it cannot build member "),
+            "{held}"
+        );
         assert!(held.contains(&node), "{held}");
         assert!(
             held.contains("field `weight`") || held.contains("field `points`"),
@@ -341,7 +342,10 @@ fn a_malformed_endpoint_is_refused_before_any_connection() {
         ("127.0.0.1:2379", "http://127.0.0.1:2379"),
         ("HTTP://etcd-0.example:2379/", "http://etcd-0.example:2379"),
         ("https://[::1]:2379", "https://[::1]:2379"),
-        (" http://a_b:1 , http://c:65535", "http://a_b:1,http://c:65535"),
+        (
+            " http://a_b:1 , http://c:65535",
+            "http://a_b:1,http://c:65535",
+        ),
     ] {
         let connection = Connection::parse(good).unwrap_or_else(|e| panic!("{good:?}: {e}"));
         assert_eq!(connection.endpoints.join(","), written);
@@ -422,13 +426,10 @@ fn an_etcd_dies_with_the_process_that_started_it() {
         .spawn()
         .expect("the test binary runs");
     let mut lines = BufReader::new(parent.stdout.take().expect("piped stdout")).lines();
-    let said = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            let at = line.find("ETCD-PID ")?;
-            Some(line[at + "ETCD-PID ".len()..].to_owned())
-        });
+    let said = lines.by_ref().map_while(Result::ok).find_map(|line| {
+        let at = line.find("ETCD-PID ")?;
+        Some(line[at + "ETCD-PID ".len()..].to_owned())
+    });
     let Some(said) = said else {
         let _ = parent.kill();
         let _ = parent.wait();
