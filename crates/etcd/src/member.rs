@@ -21,9 +21,16 @@
 //! them alike, which is what jump, memento and the list-order flavours
 //! need; a member that leaves and comes back joins at the end.
 //!
+//! Both values are JSON objects, read field by field: an array, a number,
+//! text or null is refused with what it is (serde's derived reader would
+//! read an array by position), a field of the wrong type with its name.
+//!
 //! A bad value never empties the ring: a member whose JSON or fields are
-//! invalid is left out (and reported); a bad `config` keeps the ring the
-//! watcher already holds.
+//! invalid is left out (and reported under its key, with the field at fault,
+//! never a line of a file); a bad `config` keeps the ring the watcher
+//! already holds, and a read refuses it. A config is bad too when it
+//! cannot build a member written before it that is valid in itself: it
+//! would drop members already in the ring (see [`Contents::spec`]).
 
 use std::collections::BTreeMap;
 
