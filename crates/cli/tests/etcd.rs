@@ -673,3 +673,58 @@ fn refused_users_are_one_line_naming_the_endpoint() {
     );
     assert!(status.success(), "root with its password: {text}");
 }
+
+/// Every malformed `--etcd` endpoint (bad URL syntax, a bad port, no host,
+/// an unknown scheme, whitespace, a path, a user in the URL...) is a bad
+/// option: exit 2 before any connection, one line naming `--etcd` and the
+/// endpoint, from every command that talks to etcd, with TLS files or
+/// without. A well-formed endpoint where nothing listens is still 69.
+#[test]
+fn a_malformed_endpoint_is_a_bad_option() {
+    let pki = server::Pki::new();
+    let ca = pki.path("ca.pem");
+    let ca = ca.to_str().expect("a UTF-8 path");
+    let commands: [&[&str]; 4] = [
+        &["lookup", "k"],
+        &["join", "--name", "a"],
+        &["watch"],
+        &["config"],
+    ];
+    for bad in [
+        "http://[::1",
+        "https://[::1",
+        "http://[::1]x:2379",
+        "http://127.0.0.1:99999",
+        "http://127.0.0.1:0",
+        "http://127.0.0.1:port",
+        "http://127.0.0.1",
+        "http://:2379",
+        "https://:2379",
+        "ftp://127.0.0.1:2379",
+        "http://127.0.0.1:2379/v3",
+        "http://user:pw@127.0.0.1:2379",
+        "http://exa mple:2379",
+        "http://300.1.1.1:2379",
+        "127.0.0.1:2379,,127.0.0.1:2380",
+    ] {
+        let shown = bad
+            .split(',')
+            .map(|e| format!("{e:?}"))
+            .find(|e| e != "\"127.0.0.1:2379\"" && e != "\"127.0.0.1:2380\"")
+            .expect("a bad item");
+        for command in commands {
+            for tls in [&[][..], &["--etcd-ca", ca]] {
+                let args = [command, &["--etcd", bad], tls].concat();
+                let line = one_line(&args, 2, &shown);
+                assert!(line.starts_with("ringwise: error: --etcd: "), "{line}");
+                assert!(line.contains("is not an etcd endpoint"), "{line}");
+            }
+        }
+    }
+    let dead = format!("https://127.0.0.1:{}", server::free_port());
+    one_line(
+        &["lookup", "--etcd", &dead, "--etcd-timeout", "0.5", "k"],
+        69,
+        &dead,
+    );
+}

@@ -73,20 +73,25 @@ pub struct Tls {
 
 impl Connection {
     /// Endpoints from a comma-separated list, `http://` assumed where no
-    /// scheme is given.
+    /// scheme is given. Each endpoint is checked here, before anything
+    /// connects: `http://` or `https://`, a host (a name, an IPv4 address
+    /// or an IPv6 address in brackets), a port from 1 to 65535, nothing
+    /// else (no path, user, query or whitespace). A malformed one is an
+    /// [`Error::InvalidOption`] naming it: left to the transport, a URL it
+    /// cannot use fails as an unreachable endpoint, which reads as "etcd is
+    /// down" instead of "the option is wrong".
     pub fn parse(list: &str) -> Result<Self, Error> {
-        let endpoints: Vec<String> = list
-            .split(',')
-            .map(str::trim)
-            .filter(|e| !e.is_empty())
-            .map(|e| {
-                if e.contains("://") {
-                    e.to_owned()
-                } else {
-                    format!("http://{e}")
-                }
-            })
-            .collect();
+        let items: Vec<&str> = list.split(',').map(str::trim).collect();
+        let endpoints = if items.iter().all(|e| e.is_empty()) {
+            Vec::new()
+        } else {
+            // One empty item among others ("a,,b", "a,"): a typo, not a
+            // list of one endpoint fewer.
+            items
+                .iter()
+                .map(|item| endpoint(item))
+                .collect::<Result<Vec<String>, Error>>()?
+        };
         if endpoints.is_empty() {
             return Err(Error::InvalidOption {
                 option: "endpoints",
@@ -138,19 +143,8 @@ impl Connection {
         if let Some((user, password)) = &self.user {
             options = options.with_user(user, password);
         }
+        self.check(endpoints)?;
         if let Some(tls) = &self.tls {
-            // etcd-client refuses TLS options with an http:// endpoint in
-            // words about its API; say which endpoint and what to write.
-            if let Some(plain) = endpoints.iter().find(|e| e.starts_with("http://")) {
-                return Err(Error::InvalidOption {
-                    option: "endpoints",
-                    message: format!(
-                        "{plain} is plain HTTP, yet TLS files are given; write https://{} to \
-                         speak TLS, or give no TLS files",
-                        &plain["http://".len()..]
-                    ),
-                });
-            }
             options = options.with_tls(tls.options()?);
         }
         bounded(
@@ -167,6 +161,30 @@ impl Connection {
             },
             e => e,
         })
+    }
+
+    /// Refuses, before anything connects, what no connection can come of:
+    /// an endpoint that is not a URL of etcd's (the list is a public
+    /// field, set perhaps without [`Connection::parse`]), or TLS files
+    /// with an `http://` endpoint (etcd-client refuses that in words
+    /// about its API: say which endpoint and what to write).
+    fn check(&self, endpoints: &[String]) -> Result<(), Error> {
+        for written in endpoints {
+            endpoint(written)?;
+        }
+        if self.tls.is_some()
+            && let Some(plain) = endpoints.iter().find(|e| e.starts_with("http://"))
+        {
+            return Err(Error::InvalidOption {
+                option: "endpoints",
+                message: format!(
+                    "{plain} is plain HTTP, yet TLS files are given; write https://{} to \
+                     speak TLS, or give no TLS files",
+                    &plain["http://".len()..]
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Runs `call` once, through [`Connection::retry`] on a fresh link: a
@@ -212,6 +230,9 @@ impl Connection {
                 message: "no endpoint to call; give one or more, e.g. http://127.0.0.1:2379".into(),
             });
         }
+        // Every endpoint, not only the first one tried: a bad one further
+        // down the list would otherwise show only on a failover.
+        self.check(&self.endpoints)?;
         let now = tokio::time::Instant::now();
         // A deadline beyond the clock's range (a timeout of years): none.
         let deadline = now.checked_add(self.deadline()).unwrap_or(now + YEAR);
@@ -341,6 +362,130 @@ impl Connection {
     fn preferred(&self) -> usize {
         self.preferred.load(Ordering::Relaxed) % self.endpoints.len().max(1)
     }
+}
+
+/// One endpoint of [`Connection::parse`]'s list, checked and written in
+/// full (`http://` added when no scheme is given, the scheme in lower
+/// case, a trailing `/` dropped); the error names the endpoint and what
+/// is wrong in it.
+fn endpoint(item: &str) -> Result<String, Error> {
+    let bad = |why: String| Error::InvalidOption {
+        option: "endpoints",
+        message: format!(
+            "{item:?} is not an etcd endpoint: {why}; write http://HOST:PORT or \
+             https://HOST:PORT, e.g. http://127.0.0.1:2379"
+        ),
+    };
+    if item.is_empty() {
+        return Err(bad(
+            "the list has an empty item (two commas, or one at an end)".into(),
+        ));
+    }
+    if let Some(c) = item.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad(format!("it holds the character {c:?}")));
+    }
+    let (scheme, rest) = match item.split_once("://") {
+        Some((scheme, rest)) => (scheme.to_ascii_lowercase(), rest),
+        None => ("http".to_owned(), item),
+    };
+    if scheme != "http" && scheme != "https" {
+        return Err(bad(format!("the scheme {scheme:?} is not http or https")));
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if !tail.is_empty() && tail != "/" {
+        return Err(bad(format!(
+            "{tail:?} after the host and port (etcd takes no path, query or fragment)"
+        )));
+    }
+    if authority.contains('@') {
+        return Err(bad(
+            "it holds a user (user@host): give the user and password apart, not in the URL".into(),
+        ));
+    }
+    let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
+        let Some((address, after)) = bracketed.split_once(']') else {
+            return Err(bad("the IPv6 address has no closing ']'".into()));
+        };
+        if address.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(bad(format!("[{address}] is not an IPv6 address")));
+        }
+        match after.strip_prefix(':') {
+            Some(port) => (authority, Some(port)),
+            None if after.is_empty() => (authority, None),
+            None => return Err(bad(format!("{after:?} after the IPv6 address"))),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, _)) if host.contains(':') => {
+                return Err(bad(
+                    "an IPv6 address goes in brackets, e.g. http://[::1]:2379".into(),
+                ));
+            }
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err(bad("it names no host".into()));
+    }
+    if !host.starts_with('[') {
+        check_host(host).map_err(bad)?;
+    }
+    let Some(port) = port else {
+        return Err(bad(format!(
+            "it names no port (etcd listens on 2379 unless told otherwise): write \
+             {scheme}://{host}:2379"
+        )));
+    };
+    let number = port
+        .parse::<u16>()
+        .ok()
+        .filter(|&n| n > 0 && port.bytes().all(|b| b.is_ascii_digit()));
+    if number.is_none() {
+        return Err(bad(format!(
+            "the port {port:?} is not a number from 1 to 65535"
+        )));
+    }
+    Ok(format!("{scheme}://{authority}"))
+}
+
+/// A host name or an IPv4 address, as a URL's host: labels of letters,
+/// digits, `-` and `_` (not at a label's ends for `-`) between dots; all
+/// digits and dots must be an IPv4 address.
+fn check_host(host: &str) -> Result<(), String> {
+    if host.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return match host.parse::<std::net::Ipv4Addr>() {
+            Ok(_) => Ok(()),
+            Err(_) => Err(format!("{host:?} is not an IPv4 address")),
+        };
+    }
+    if host.len() > 253 {
+        return Err(format!(
+            "the host name is {} bytes long (at most 253)",
+            host.len()
+        ));
+    }
+    for label in host.split('.') {
+        let fine = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+        if label.is_empty() || label.len() > 63 {
+            return Err(format!(
+                "{host:?} is not a host name (each part between dots has 1 to 63 characters)"
+            ));
+        }
+        if let Some(c) = label.chars().find(|&c| !c.is_ascii() || !fine(c as u8)) {
+            return Err(format!(
+                "the host {host:?} holds {c:?} (a host name has letters, digits, '-', '_' \
+                 and dots)"
+            ));
+        }
+        if label.starts_with('-') || label.ends_with('-') {
+            return Err(format!(
+                "{host:?} is not a host name (a part starts or ends with '-')"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Records the failures of an unreachable error `e` in `failed`: the last

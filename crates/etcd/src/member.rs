@@ -21,14 +21,22 @@
 //! them alike, which is what jump, memento and the list-order flavours
 //! need; a member that leaves and comes back joins at the end.
 //!
+//! Both values are JSON objects, read field by field: an array, a number,
+//! text or null is refused with what it is (serde's derived reader would
+//! read an array by position), a field of the wrong type with its name.
+//!
 //! A bad value never empties the ring: a member whose JSON or fields are
-//! invalid is left out (and reported); a bad `config` keeps the ring the
-//! watcher already holds.
+//! invalid is left out (and reported under its key, with the field at fault,
+//! never a line of a file); a bad `config` keeps the ring the watcher
+//! already holds, and a read refuses it. A config is bad too when it
+//! cannot build a member written before it that is valid in itself: it
+//! would drop members already in the ring (see [`Contents::spec`]).
 
 use std::collections::BTreeMap;
 
 use ringwise::{ClusterSpec, Param, ParamValue, Params, Part, Rejected, Settings};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::Error;
 
@@ -49,8 +57,13 @@ pub fn node_key(prefix: &str, name: &str) -> String {
 
 /// A member's value: a `[[nodes]]` table of a cluster file, without the
 /// name (the key holds it), plus where to reach it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+///
+/// Read only from a JSON object of these fields ([`Member::from_json`],
+/// and `Deserialize`, which goes through it): serde's derived reader would
+/// also take an array and read it by position (`[7.5, "zone-q",
+/// "10.0.0.9:1"]` as weight, zone and address), a value that is not what
+/// it seems.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Member {
     /// Relative capacity (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,12 +89,71 @@ pub struct Member {
 }
 
 impl Member {
-    /// Reads a member's stored value; `key` names it in errors.
+    /// Reads a member's stored value; `key` names it in errors. Only a
+    /// JSON object of the known fields, each of its type, is a member: an
+    /// array, a number, text or null is refused, with what it is.
     pub fn from_json(key: &str, value: &[u8]) -> Result<Self, Error> {
-        serde_json::from_slice(value).map_err(|e| Error::InvalidValue {
+        let bad = |message: String| Error::InvalidValue {
             key: key.to_owned(),
-            message: format!("not a member (JSON with weight, zone, address, metadata): {e}"),
-        })
+            message,
+        };
+        let json: Value = serde_json::from_slice(value)
+            .map_err(|e| bad(format!("not JSON ({e} of the value); {MEMBER}")))?;
+        Member::from_value(&json).map_err(bad)
+    }
+
+    /// A member from a JSON value; the error names the field at fault.
+    pub fn from_value(json: &Value) -> Result<Self, String> {
+        let Value::Object(object) = json else {
+            return Err(format!(
+                "{} where a JSON object is expected: {MEMBER}",
+                shown(json)
+            ));
+        };
+        let mut member = Member::default();
+        for (field, value) in object {
+            let wrong = |expected: &str| {
+                format!("field `{field}`: expected {expected}, not {}", shown(value))
+            };
+            let text = || {
+                value
+                    .as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| wrong("text"))
+            };
+            let list = |expected: &str| value.as_array().ok_or_else(|| wrong(expected));
+            match field.as_str() {
+                "weight" => member.weight = Some(value.as_f64().ok_or_else(|| wrong("a number"))?),
+                "zone" => member.zone = Some(text()?),
+                "address" => member.address = Some(text()?),
+                "metadata" => {
+                    let object = value.as_object().ok_or_else(|| wrong("a JSON object"))?;
+                    member.metadata = object.clone();
+                }
+                "points" => {
+                    let expected = "a list of ring points (whole numbers from 0 to 2^64 - 1)";
+                    let points = list(expected)?
+                        .iter()
+                        .map(|p| p.as_u64().ok_or_else(|| wrong(expected)));
+                    member.points = Some(points.collect::<Result<_, _>>()?);
+                }
+                "tokens" => {
+                    let expected = "a list of tokens (whole numbers from -2^63 to 2^63 - 1)";
+                    let tokens = list(expected)?
+                        .iter()
+                        .map(|t| t.as_i64().ok_or_else(|| wrong(expected)));
+                    member.tokens = Some(tokens.collect::<Result<_, _>>()?);
+                }
+                "slots" => {
+                    let expected = "a list of slots and ranges such as [\"0-5460\", 12000]";
+                    member.slots = Some(list(expected)?.clone());
+                }
+                other => {
+                    return Err(format!("unknown field `{other}`: {MEMBER}"));
+                }
+            }
+        }
+        Ok(member)
     }
 
     /// The value to store.
@@ -118,6 +190,36 @@ impl Member {
     }
 }
 
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let json = Value::deserialize(deserializer)?;
+        Member::from_value(&json).map_err(serde::de::Error::custom)
+    }
+}
+
+/// What a member's value is, for the errors.
+const MEMBER: &str = "a member is a JSON object of weight, zone, address, metadata, points, \
+                      tokens and slots, e.g. {\"weight\": 2, \"zone\": \"eu-1a\"}";
+
+/// A JSON value as an error shows it: what it is, and itself when short.
+pub(crate) fn shown(value: &Value) -> String {
+    let kind = match value {
+        Value::Null => return "null".into(),
+        Value::Bool(_) => "true/false",
+        Value::Number(_) => "a number",
+        Value::String(_) => "text",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let text = value.to_string();
+    if text.chars().count() <= 60 {
+        format!("{kind} ({text})")
+    } else {
+        let head: String = text.chars().take(57).collect();
+        format!("{kind} ({head}...)")
+    }
+}
+
 /// A validated description and the placement it builds.
 pub type Described = (ClusterSpec, ringwise::Keyed<ringwise::AnyPlacement>);
 
@@ -142,8 +244,14 @@ pub struct Contents {
     prefix: String,
     /// The configuration's JSON text (`None`: defaults).
     pub config: Option<Vec<u8>>,
+    /// The etcd revision that last wrote the configuration (`None`: no
+    /// configuration).
+    pub config_written: Option<i64>,
     /// Valid members by key.
     members: BTreeMap<String, Listed>,
+    /// The etcd revision that last wrote each member's value (valid or
+    /// not), by key.
+    written: BTreeMap<String, i64>,
     /// Keys left out, with why.
     pub skipped: BTreeMap<String, String>,
 }
@@ -157,12 +265,13 @@ impl Contents {
         }
     }
 
-    /// Applies a put of `key` (created at revision `created`). Keys
-    /// outside the layout are ignored.
-    pub fn put(&mut self, key: &str, value: &[u8], created: i64) {
+    /// Applies a put of `key` (created at revision `created`, written at
+    /// revision `written`). Keys outside the layout are ignored.
+    pub fn put(&mut self, key: &str, value: &[u8], created: i64, written: i64) {
         let prefix = self.prefix.as_str();
         if key == config_key(prefix) {
             self.config = Some(value.to_vec());
+            self.config_written = Some(written);
             return;
         }
         let Some(name) = key.strip_prefix(&nodes_prefix(prefix)) else {
@@ -170,6 +279,7 @@ impl Contents {
         };
         self.skipped.remove(key);
         self.members.remove(key);
+        self.written.insert(key.to_owned(), written);
         match Member::from_json(key, value) {
             Ok(member) => {
                 let listed = Listed {
@@ -181,8 +291,12 @@ impl Contents {
                 self.members.insert(key.to_owned(), listed);
             }
             Err(e) => {
-                tracing::error!("member {key} skipped: {e}");
-                self.skipped.insert(key.to_owned(), e.to_string());
+                let why = match e {
+                    Error::InvalidValue { message, .. } => message,
+                    e => e.to_string(),
+                };
+                tracing::error!("member {key}: {why}; left out of the ring");
+                self.skipped.insert(key.to_owned(), why);
             }
         }
     }
@@ -191,9 +305,11 @@ impl Contents {
     pub fn delete(&mut self, key: &str) {
         if key == config_key(&self.prefix) {
             self.config = None;
+            self.config_written = None;
         }
         self.members.remove(key);
         self.skipped.remove(key);
+        self.written.remove(key);
     }
 
     /// The valid members in join order.
@@ -210,6 +326,16 @@ impl Contents {
     /// keeps its ring). The placement built to validate the description
     /// comes with it, so nobody builds it twice. Cost: one parse and build
     /// per member left out, so one for a valid cluster.
+    ///
+    /// A config is bad, too, when it refuses a member that was there
+    /// before it (written at a lower revision) and is valid in itself (it
+    /// builds alone, with the defaults of its kind: see [`valid_alone`]):
+    /// such a config does not describe the members, it drops them (jump
+    /// written over weighted members left out 647 of 1,180). The rule
+    /// looks only at what etcd holds at the revision, so every client at
+    /// one revision judges alike, whatever it held before. A member
+    /// written after the config, or invalid in itself, is the member's
+    /// fault: left out.
     pub fn spec(&mut self) -> Result<(Option<Described>, Vec<Listed>), Error> {
         let settings = self.settings()?;
         // A member refused last time (a token another member held) is
@@ -228,9 +354,31 @@ impl Contents {
             };
             // Leave the member out and try again: at most once per member.
             let listed = members.remove(index);
-            tracing::error!("member {} left out of the ring: {message}", listed.key);
+            if self.dropped_by_config(&listed) {
+                return Err(Error::InvalidValue {
+                    key: "config".into(),
+                    message: format!(
+                        "it cannot build member {} ({message}), which was there before the \
+                         config was written and is valid in itself: a config must build the \
+                         members already in the ring; change the config back, or change or \
+                         remove the members first",
+                        listed.key
+                    ),
+                });
+            }
+            tracing::error!("member {}: {message}; left out of the ring", listed.key);
             self.skipped.insert(listed.key, message);
         }
+    }
+
+    /// Whether the config is to blame for refusing `listed`: the member
+    /// was written before the config, and is valid in itself.
+    fn dropped_by_config(&self, listed: &Listed) -> bool {
+        let Some(config) = self.config_written else {
+            return false;
+        };
+        let written = self.written.get(&listed.key).copied().unwrap_or(i64::MAX);
+        written < config && valid_alone(listed)
     }
 
     /// The configuration as the settings of a description: the top-level
@@ -245,16 +393,26 @@ impl Contents {
         };
         let json: serde_json::Value =
             serde_json::from_slice(config).map_err(|e| bad(format!("not JSON: {e}")))?;
-        let Some(object) = json.as_object().filter(|o| !o.contains_key("nodes")) else {
-            return Err(bad(
-                "expected a JSON object of cluster-file settings (algorithm, hash, vnodes, ...) \
-                 without nodes; members register under nodes/"
-                    .into(),
-            ));
+        let Some(object) = json.as_object() else {
+            return Err(bad(format!(
+                "{} where a JSON object of cluster-file settings is expected (algorithm, hash, \
+                 vnodes, ...), e.g. {{\"algorithm\": \"jump\"}}",
+                shown(&json)
+            )));
         };
+        if object.contains_key("nodes") {
+            return Err(bad(
+                "`nodes` is not a setting: members register under nodes/ (ringwise join)".into(),
+            ));
+        }
         let mut settings = Settings::default();
         for (key, value) in object {
-            let wrong = |expected: &str| bad(format!("`{key}`: expected {expected}, not {value}"));
+            let wrong = |expected: &str| {
+                bad(format!(
+                    "`{key}`: expected {expected}, not {}",
+                    shown(value)
+                ))
+            };
             let text = || {
                 value
                     .as_str()
@@ -319,14 +477,43 @@ fn refused(
         },
         Err(Rejected { part, error }) => (part, error),
     };
-    let message = format!("`{}`: {}", part.key(), message(&error));
     match part {
-        Part::Member { index, .. } => Ok(Err((index, format!("field {message}")))),
+        Part::Member { index, field } => {
+            let member = &members[index].member;
+            // "points, tokens or slots" names the one the member gives.
+            let key = match field {
+                ringwise::MemberField::Given if member.tokens.is_some() => "tokens",
+                ringwise::MemberField::Given if member.slots.is_some() => "slots",
+                ringwise::MemberField::Given if member.points.is_some() => "points",
+                field => field.key(),
+            };
+            Ok(Err((index, format!("field `{key}`: {}", message(&error)))))
+        }
         _ => Err(Error::InvalidValue {
             key: "config".into(),
-            message,
+            message: format!("`{}`: {}", part.key(), message(&error)),
         }),
     }
+}
+
+/// Whether `listed` is a valid member in itself: it builds alone under
+/// the default settings of its kind (cassandra for tokens, slots for
+/// slots, ring otherwise, which takes weights, zones and points). A bad
+/// weight or zone, or points and tokens together, fail here under any
+/// config. One build of one member.
+fn valid_alone(listed: &Listed) -> bool {
+    let Ok(part) = listed.member.part(&listed.name) else {
+        return false;
+    };
+    let mut settings = Settings::default();
+    settings.algorithm = if part.tokens.is_some() {
+        Some("cassandra".into())
+    } else if part.slots.is_some() {
+        Some("slots".into())
+    } else {
+        None
+    };
+    ClusterSpec::from_parts(&settings, &[part]).is_ok_and(|spec| spec.build().is_ok())
 }
 
 /// An error's words, without a cluster file's prefix (no file here).

@@ -34,10 +34,19 @@ pub async fn settings(
         None => Ok(serde_json::Map::new()),
         Some(kv) => match serde_json::from_slice(kv.value()) {
             Ok(serde_json::Value::Object(map)) => Ok(map),
-            _ => Err(Error::InvalidValue {
-                key,
-                message: "not a JSON object of cluster-file settings; fix it with --set".into(),
-            }),
+            read => {
+                let what = match read {
+                    Ok(json) => crate::member::shown(&json),
+                    Err(e) => format!("not JSON ({e} of the value)"),
+                };
+                Err(Error::InvalidValue {
+                    key,
+                    message: format!(
+                        "{what} where a JSON object of cluster-file settings is expected; \
+                         write the settings again (config --set replaces it)"
+                    ),
+                })
+            }
         },
     }
 }
@@ -98,11 +107,16 @@ async fn configure_once(
     }
     let text = serde_json::Value::Object(config.clone()).to_string();
     contents.config = Some(text.clone().into_bytes());
+    // Written after every member present: the checks a config written to
+    // etcd by hand gets at the next read (a member it cannot build that
+    // was there before it makes it a bad config) apply to all of them.
+    contents.config_written = Some(i64::MAX);
     if contents.members().is_empty() {
         // No member to build with: check the settings on a stand-in node.
         contents.put(
             &format!("{}/nodes/check", prefix.trim_end_matches('/')),
             b"{}",
+            1,
             1,
         );
     }
@@ -157,7 +171,7 @@ pub(crate) async fn list(
     let mut contents = Contents::new(&prefix);
     for kv in answer.kvs() {
         let key = String::from_utf8_lossy(kv.key());
-        contents.put(&key, kv.value(), kv.create_revision());
+        contents.put(&key, kv.value(), kv.create_revision(), kv.mod_revision());
     }
     Ok((contents, revision))
 }

@@ -96,6 +96,10 @@ pub struct Status {
     pub compactions: u64,
     /// The last error met, if the last attempt failed.
     pub last_error: Option<String>,
+    /// Why the ring held is not the one etcd's contents describe now: the
+    /// config refused (see [`crate::member`]); `None` once a ring is built
+    /// from them again.
+    pub held: Option<String>,
 }
 
 /// A running watcher. Dropping it stops the background task.
@@ -118,6 +122,8 @@ struct Shared {
     relists: AtomicU64,
     compactions: AtomicU64,
     last_error: Mutex<Option<String>>,
+    /// Why the ring held is not built from etcd's contents (a bad config).
+    held: Mutex<Option<String>>,
     /// Bumped on every publish of a different ring (not on confirmations).
     changed: watch::Sender<u64>,
 }
@@ -153,6 +159,7 @@ impl Watcher {
             relists: AtomicU64::new(0),
             compactions: AtomicU64::new(0),
             last_error: Mutex::new(None),
+            held: Mutex::new(None),
             changed,
         });
         let task = Task::spawn(|stop| Arc::clone(&shared).run(link, contents, revision, stop));
@@ -181,6 +188,7 @@ impl Watcher {
             relists: shared.relists.load(Ordering::Relaxed),
             compactions: shared.compactions.load(Ordering::Relaxed),
             last_error: shared.last_error.lock().map(|e| e.clone()).unwrap_or(None),
+            held: shared.held.lock().map(|e| e.clone()).unwrap_or(None),
         }
     }
 
@@ -256,9 +264,10 @@ impl Shared {
                         applied = revision;
                         let relists = self.relists.fetch_add(1, Ordering::Relaxed) + 1;
                         tracing::info!(prefix = %self.prefix, revision, relists, "listed again");
+                        // Before the rebuild, which records a bad config.
+                        self.note_error(None);
                         self.rebuild(&mut contents, revision);
                         self.confirm();
-                        self.note_error(None);
                         failures = 0;
                         break;
                     }
@@ -381,7 +390,11 @@ impl Shared {
     /// keeps the ring held (republished at the new revision).
     fn rebuild(&self, contents: &mut Contents, revision: i64) {
         let current = self.live.load();
-        let next = match Cluster::from_contents(contents) {
+        let built = Cluster::from_contents(contents);
+        if let Ok(mut held) = self.held.lock() {
+            *held = built.as_ref().err().map(ToString::to_string);
+        }
+        let next = match built {
             Ok(next) if next.same_as(&current.placement) => Arc::clone(&current.placement),
             Ok(next) => Arc::new(next),
             Err(e) => {
@@ -466,7 +479,7 @@ fn apply_changes(
             continue;
         }
         match change.value {
-            Some(value) => contents.put(&change.key, value, change.created),
+            Some(value) => contents.put(&change.key, value, change.created, change.revision),
             None => contents.delete(&change.key),
         }
         outcome.changed = true;
@@ -524,8 +537,8 @@ mod tests {
     /// a (weight 1) and c, applied up to revision 10.
     fn held() -> (Contents, i64) {
         let mut contents = Contents::new(PREFIX);
-        contents.put("/p/nodes/a", br#"{"weight": 1}"#, 3);
-        contents.put("/p/nodes/c", b"{}", 4);
+        contents.put("/p/nodes/a", br#"{"weight": 1}"#, 3, 3);
+        contents.put("/p/nodes/c", b"{}", 4, 4);
         (contents, 10)
     }
 

@@ -2,9 +2,12 @@
 //! each starts its own real etcd (Debian's `etcd-server`, installed by
 //! scripts/install-test-deps) on loopback ports with a fresh data
 //! directory, and kills it by pid when it ends, however it ends. `errors`
-//! checks what a call etcd does not take says (unreachable, TLS, users).
+//! checks what a call etcd does not take says (unreachable, TLS, users);
+//! `issue24` the values that are not what they seem, malformed endpoints,
+//! and etcd servers that die with the process that started them.
 
 mod errors;
+mod issue24;
 mod live;
 mod soak;
 mod support;

@@ -4,6 +4,10 @@
 //! Dropping the `Etcd` kills every member still running by its pid and
 //! removes the directories, however the test ends.
 //!
+//! Every member is started through `setpriv --pdeathsig KILL`, so it dies
+//! with the thread that started it even when the test process is killed
+//! (SIGKILL runs no drop).
+//!
 //! `etcd` comes from Debian's `etcd-server`, installed by
 //! scripts/install-test-deps; these tests are never skipped.
 
@@ -28,7 +32,8 @@ mod process;
 )]
 pub use process::free_port;
 
-const HINT: &str = "run scripts/install-test-deps (Debian package etcd-server)";
+const HINT: &str =
+    "run scripts/install-test-deps (Debian packages etcd-server, and util-linux for setpriv)";
 
 /// One etcd member.
 #[derive(Debug)]
@@ -125,6 +130,11 @@ impl Etcd {
         self.members[i].child.as_ref().map(Child::id)
     }
 
+    /// Member `i`'s data directory.
+    pub fn dir(&self, i: usize) -> &std::path::Path {
+        &self.members[i].dir
+    }
+
     /// Kills member `i` with SIGKILL (its data stays).
     pub fn kill(&mut self, i: usize) {
         if let Some(mut child) = self.members[i].child.take() {
@@ -171,8 +181,16 @@ impl Etcd {
         let m = &self.members[i];
         let client = format!("{}://127.0.0.1:{}", self.scheme(), m.client);
         let peer = format!("http://127.0.0.1:{}", m.peer);
-        let mut command = Command::new("etcd");
+        // Through setpriv (util-linux): the kernel sends etcd SIGKILL when
+        // the thread that started it ends, so a test process that dies
+        // (SIGKILL included, when no drop runs) leaves no etcd behind.
+        // setpriv execs etcd: the pid is etcd's, for the kill by pid on
+        // drop. The death signal is the spawning *thread*'s: start members
+        // from the thread that owns the `Etcd` (a test's own thread), never
+        // from one that ends before the test does.
+        let mut command = Command::new("setpriv");
         command
+            .args(["--pdeathsig", "KILL", "--", "etcd"])
             .args(["--name", &m.name])
             .arg("--data-dir")
             .arg(&m.dir)
