@@ -54,6 +54,10 @@ pub use view::RingView;
 
 use index::{BLOCK, BucketIndex, Entry};
 
+/// Zone-aware picks scan the zones taken up to this many picks, then keep
+/// a set.
+const LINEAR_ZONES: usize = 16;
+
 /// How equal points rank: the first in this order owns the hashes up to
 /// the point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -393,8 +397,8 @@ impl<S> Ring<S> {
     /// not used yet (clockwise), and only when every zone is used fills the
     /// rest with the remaining nodes in clockwise order. Nodes without a
     /// zone count as zones of their own, so without zones this equals
-    /// `replicas_into`. O(points visited · z) for the first `z` picks, one
-    /// per zone, then O(points visited).
+    /// `replicas_into`. O(points visited) expected: the zones taken are a
+    /// set once there are more than 16 picks.
     pub fn zoned_replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         out.clear();
         let Some(start) = self.successor(hash) else {
@@ -402,13 +406,24 @@ impl<S> Ring<S> {
         };
         let want = n.min(self.nodes.len());
         let distinct_zones = want.min(self.nodes.zone_count());
+        // The zones taken: a scan of the picks while they are few, a set
+        // once they are many (a scan per point made `n` picks over nodes
+        // without zones, each its own zone, O(points visited · n)).
+        let mut taken: Option<std::collections::HashSet<u32>> = None;
         for owner in self.clockwise(start) {
             if out.len() == distinct_zones {
                 break;
             }
             let zone = self.nodes.zone_of(owner);
-            if !out.iter().any(|&o| self.nodes.zone_of(o) == zone) {
+            let fresh = match &mut taken {
+                Some(set) => set.insert(zone),
+                None => !out.iter().any(|&o| self.nodes.zone_of(o) == zone),
+            };
+            if fresh {
                 out.push(owner);
+                if taken.is_none() && out.len() >= LINEAR_ZONES {
+                    taken = Some(out.iter().map(|&o| self.nodes.zone_of(o)).collect());
+                }
             }
         }
         self.fill_clockwise(start, want, out);
