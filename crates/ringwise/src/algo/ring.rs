@@ -199,7 +199,7 @@ impl<S: PointScheme> RingBuilder<S> {
             given[id as usize].take()
         })?;
         let ring = Ring::assemble(self.scheme, self.tie, nodes, listed, entries);
-        if is_given.contains(&true) {
+        if is_given.contains(&true) && !ring.scheme.shares_given_points() {
             ring.refuse_shared_given(|id, _| is_given[id as usize])?;
         }
         Ok(Ring {
@@ -334,10 +334,14 @@ impl<S: PointScheme> Ring<S> {
             if a == b || !(given(a, point) || given(b, point)) {
                 continue;
             }
-            // Blame the one listed later: the file's second claim.
-            let (first, second) = match self.listed[a as usize] <= self.listed[b as usize] {
-                true => (a, b),
-                false => (b, a),
+            // Blame the node given the point; of two, the one listed
+            // later (the file's second claim).
+            let later = |x: NodeId, y: NodeId| self.listed[x as usize] > self.listed[y as usize];
+            let (other, blamed) = match (given(a, point), given(b, point)) {
+                (true, false) => (b, a),
+                (false, true) => (a, b),
+                _ if later(a, b) => (b, a),
+                _ => (a, b),
             };
             let name = |id| self.nodes.name(id).unwrap_or_default().to_owned();
             let (word, field) = match self.scheme.width() {
@@ -345,14 +349,15 @@ impl<S: PointScheme> Ring<S> {
                 _ => ("point", "points"),
             };
             return Err(Error::InvalidLayout {
-                node: Some(name(second)),
+                node: Some(name(blamed)),
                 message: format!(
-                    "{word} {} is given to nodes {:?} and {:?}: every {word} belongs to \
-                     one node (the other would own nothing there); remove it from one \
-                     node's `{field}`",
+                    "{word} {} given to node {:?} is also node {:?}'s: every {word} belongs \
+                     to one node (one of them would own nothing there); remove it from \
+                     node {:?}'s `{field}`",
                     self.scheme.width().native(point),
-                    name(first),
-                    name(second),
+                    name(blamed),
+                    name(other),
+                    name(blamed),
                 ),
             });
         }

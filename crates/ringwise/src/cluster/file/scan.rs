@@ -234,7 +234,15 @@ mod tests {
         let text = "a = \"[[nodes]] , {\"\n# [[nodes]] = [,,,]\nb = '''\n[[nodes]]\n'''\n\
                     c = \"\\\"[\"\n";
         let counts = check(text).expect("small");
-        assert_eq!(counts, Counts { node_tables: 0, tables: 0, values: 3, depth: 0 });
+        assert_eq!(
+            counts,
+            Counts {
+                node_tables: 0,
+                tables: 0,
+                values: 3,
+                depth: 0
+            }
+        );
     }
 
     #[test]
