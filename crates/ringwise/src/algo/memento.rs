@@ -211,6 +211,13 @@ impl Memento {
     #[doc(hidden)]
     #[inline]
     pub fn bucket_counted(&self, hash: u64, steps: &mut u64) -> Option<u32> {
+        self.walk(hash, steps, u64::MAX)
+    }
+
+    /// The lookup, counting its steps into `steps`; gives up (`None`) once
+    /// `steps` reaches `limit`.
+    #[inline]
+    fn walk(&self, hash: u64, steps: &mut u64, limit: u64) -> Option<u32> {
         if self.nodes.is_empty() {
             return None;
         }
@@ -218,12 +225,18 @@ impl Memento {
         let mut replacer = self.replacer(b);
         while let Some(size) = replacer {
             *steps += 1;
+            if *steps >= limit {
+                return None;
+            }
             // `size >= 1` while a node works: replacers only shrink to the
             // current working size. `checked_rem` keeps this panic-free anyway.
             b = crc32c_u64(hash, u64::from(b)).checked_rem(size)?;
             let mut next = self.replacer(b);
             while let Some(r) = next.filter(|&r| r >= size) {
                 *steps += 1;
+                if *steps >= limit {
+                    return None;
+                }
                 b = r;
                 next = self.replacer(b);
             }
@@ -248,9 +261,10 @@ impl Memento {
     /// cost depends on the order of the removals (module docs): the mean
     /// over 64 fixed hashes, each lookup's walk followed to its end. To
     /// stay cheap, sampling stops once 65,536 steps are spent and the mean
-    /// of the lookups made so far is returned: when it stops early, the
+    /// of the lookups begun so far is returned: when it stops early, the
     /// estimate is at least 1,024 steps, enough to refuse. Deterministic.
-    /// Cost: 65,536 steps (binary searches) plus the last lookup's walk.
+    /// Cost: at most 65,536 steps (binary searches), whatever the removals:
+    /// the lookup that reaches the budget stops there.
     pub fn expected_steps(&self) -> f64 {
         if self.removed.is_empty() {
             return 0.0;
@@ -267,7 +281,7 @@ impl Memento {
             let mut z = x;
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            self.bucket_counted(z ^ (z >> 31), &mut steps);
+            self.walk(z ^ (z >> 31), &mut steps, ESTIMATE_BUDGET);
             sampled += 1;
         }
         steps as f64 / sampled as f64
