@@ -205,7 +205,13 @@ macro_rules! registry {
                 removed: &[u32],
             ) -> Result<Self, Error> {
                 algorithm.check_hash(params.hash)?;
-                if let Some(name) = layout.keys().find(|&k| !nodes.iter().any(|n| n.name == *k)) {
+                // A set of the names, not a scan of the nodes per given
+                // layout (O(N²) when every node has its points).
+                let names: std::collections::HashSet<&str> = match layout.is_empty() {
+                    true => std::collections::HashSet::new(),
+                    false => nodes.iter().map(|n| n.name.as_str()).collect(),
+                };
+                if let Some(name) = layout.keys().find(|&k| !names.contains(k.as_str())) {
                     return Err(Error::InvalidLayout {
                         node: Some(name.clone()),
                         message: "no such member: points, tokens or slots were given \

@@ -20,8 +20,13 @@ pub enum Error {
     /// A weight was not finite, below [`crate::MIN_WEIGHT`] or above
     /// [`crate::MAX_WEIGHT`].
     InvalidWeight { node: String, weight: f64 },
-    /// A zone name was empty or held a control character.
-    InvalidZone { node: String, zone: String },
+    /// A zone name was empty, longer than [`crate::MAX_NAME_LEN`] bytes or
+    /// held a control character (the rule of node names).
+    InvalidZone {
+        node: String,
+        zone: String,
+        reason: &'static str,
+    },
     /// `vnodes` was 0 or above [`crate::MAX_VNODES`].
     InvalidVnodes { vnodes: u64 },
     /// The ring would hold more points than its budget `limit`
@@ -107,11 +112,20 @@ impl fmt::Display for Error {
                 MIN_WEIGHT,
                 MAX_WEIGHT
             ),
-            Error::InvalidZone { node, zone } => write!(
-                f,
-                "node {node:?} has zone {zone:?}: a zone must be non-empty text without \
-                 control characters (leave it out if the node has none)"
-            ),
+            Error::InvalidZone { node, zone, reason } => {
+                // A zone too long to be one is shown by its length and start.
+                let shown: String = zone.chars().take(64).collect();
+                let more = match shown.len() < zone.len() {
+                    true => format!("... ({} bytes)", zone.len()),
+                    false => String::new(),
+                };
+                write!(
+                    f,
+                    "node {node:?} has zone {shown:?}{more}: {reason}; a zone is 1 to 1024 \
+                     bytes of text without control characters, like a node name (leave it \
+                     out if the node has none)"
+                )
+            }
             Error::InvalidVnodes { vnodes } => write!(
                 f,
                 "vnodes = {vnodes}: use between 1 and {} virtual nodes per unit of weight",

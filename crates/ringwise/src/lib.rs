@@ -30,12 +30,12 @@
 //! | [`Ring`] | O(1) expected | only to / from the changed node | points from a [`PointScheme`]; weights; zones |
 //! | [`Rendezvous`] | O(N) | only to / from the changed node | weights by the log method |
 //! | [`Jump`] | O(ln N) | optimal; only the last node can leave | no memory, no weights |
-//! | [`Memento`] | O(ln N) + removals | optimal; any node can leave | no weights |
+//! | [`Memento`] | O(ln N) + a walk over removed buckets: about 2 ln(n/w) after removals from the front, Θ(n/w) in other orders ([`Memento::expected_steps`]) | optimal; any node can leave | no weights |
 //! | [`JumpBack`] | O(1) expected | as jump | Hash4j's JumpBackHash; no weights |
 //! | [`Binomial`] | O(1) | as jump | the authors' BinomialHash; no weights |
 //! | [`FlipHash`] | O(1) expected | as jump | DataDog's FlipHash; no weights |
-//! | [`Anchor`] | O(1) expected + removals | optimal; any node can leave | fixed capacity; no weights |
-//! | [`Dx`] | capacity / N draws | optimal; any node can leave | fixed capacity; no weights |
+//! | [`Anchor`] | O(1 + ln(capacity/N)) expected ([`Anchor::expected_steps`]) | optimal; any node can leave | fixed capacity; no weights |
+//! | [`Dx`] | capacity / N draws ([`Dx::expected_steps`]) | optimal; any node can leave | fixed capacity; no weights |
 //! | [`Maglev`] | O(1), one read | near optimal for N ≪ M | Envoy's weighted fill |
 //! | [`MultiProbe`] | O(k log N) | only to / from the changed node | one point per node |
 //! | [`Slots`] | O(1), one read | exactly the new node's slots | Redis Cluster; explicit tables |

@@ -22,7 +22,8 @@ pub struct Node {
     pub name: String,
     /// Relative capacity: from [`MIN_WEIGHT`] to [`MAX_WEIGHT`]. Default 1.
     pub weight: f64,
-    /// Failure domain (rack, availability zone) used by zone-aware replicas.
+    /// Failure domain (rack, availability zone) used by zone-aware replicas:
+    /// like a name, 1 to [`MAX_NAME_LEN`] bytes without control characters.
     pub zone: Option<String>,
 }
 
@@ -71,13 +72,23 @@ impl Node {
                 weight: self.weight,
             });
         }
-        if let Some(zone) = &self.zone
-            && (zone.is_empty() || zone.chars().any(char::is_control))
-        {
-            return Err(Error::InvalidZone {
-                node: self.name.clone(),
-                zone: zone.clone(),
-            });
+        if let Some(zone) = &self.zone {
+            let reason = if zone.is_empty() {
+                Some("a zone must not be empty")
+            } else if zone.len() > MAX_NAME_LEN {
+                Some("a zone must be at most 1024 bytes")
+            } else if zone.chars().any(char::is_control) {
+                Some("a zone must not contain control characters (tabs, newlines, ...)")
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                return Err(Error::InvalidZone {
+                    node: self.name.clone(),
+                    zone: zone.clone(),
+                    reason,
+                });
+            }
         }
         Ok(())
     }

@@ -466,6 +466,28 @@ impl FromStr for Param {
     }
 }
 
+impl Param {
+    /// Refuses a value that parses as the parameter's type but that a
+    /// description may not give: `capacity = 0`, which [`Params`] keeps as
+    /// "not set" (twice the nodes, at least 256), so a written 0 would
+    /// silently mean the default. For readers of written descriptions (a
+    /// cluster file; an etcd config); [`Params::set`] still takes 0 as
+    /// "unset".
+    pub fn check_given(self, value: ParamValue) -> Result<(), Error> {
+        if self == Param::Capacity && value == ParamValue::Count(0) {
+            return Err(Error::InvalidParameter {
+                algorithm: "anchor, dx",
+                parameter: "capacity",
+                value: "0".into(),
+                expected: "a bucket count from 1 to 4194304 (2^22), and at least the \
+                           number of nodes; leave `capacity` out for the default, twice \
+                           the nodes (at least 256)",
+            });
+        }
+        Ok(())
+    }
+}
+
 impl Params {
     /// The parameters whose value differs between `self` and `other`, in
     /// the list's order.

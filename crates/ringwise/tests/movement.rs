@@ -109,26 +109,29 @@ fn ring_ranges_are_exact_for_random_pairs() {
 }
 
 #[test]
-fn colliding_points_follow_the_tie_rule() {
-    // Ring ties go by name: at a shared point "a" owns it. Old: a@100,300,500
-    // and b@100,200,500, so 500 is a's. New: a's 500 moved to 501, so b owns
-    // (300, 500]; (500, 501] is a's before (wrap to 100) and after.
-    let points = |a: [u64; 3], b: [u64; 3]| {
+fn moved_given_points_move_exactly_their_arc() {
+    // Old: a@100,300,500 and b@200,400. New: a's 500 moved to 350, so
+    // (300, 350] goes from b to a; (400, 500] stays a's (it wraps to 100).
+    // A point given to both nodes is refused (issue 24 item 3), so ties of
+    // given points no longer reach a diff.
+    let points = |a: &[u64], b: &[u64]| {
         let mut layout = ringwise::Layout::new();
         layout.insert("a".into(), ringwise::Given::Points(a.into()));
         layout.insert("b".into(), ringwise::Given::Points(b.into()));
         let nodes = vec![Node::new("a"), Node::new("b")];
-        AnyPlacement::build_with(Algorithm::Ring, nodes, &Params::DEFAULT, &layout).expect("ring")
+        AnyPlacement::build_with(Algorithm::Ring, nodes, &Params::DEFAULT, &layout)
     };
-    let old = points([100, 300, 500], [100, 200, 500]);
-    let new = points([100, 300, 501], [100, 200, 500]);
+    let old = points(&[100, 300, 500], &[200, 400]).expect("ring");
+    let new = points(&[100, 300, 350], &[200, 400]).expect("ring");
     let m = check_exact(&old, &new, &mut Rng(3), 1000);
     assert_eq!(m.ranges.len(), 1);
     let r = m.ranges[0];
     assert_eq!(
         (r.start, r.end, m.name(r.from), m.name(r.to)),
-        (300, 500, "a", "b")
+        (300, 350, "b", "a")
     );
+    let shared = points(&[100, 300, 500], &[100, 200, 500]);
+    assert!(shared.is_err(), "{shared:?}");
 }
 
 #[test]

@@ -30,6 +30,7 @@ mod compat_vectors;
 mod conformance;
 mod fliphash_vectors;
 mod hash_vectors;
+mod issue24;
 mod jump_properties;
 mod jump_vectors;
 mod jumpback_vectors;

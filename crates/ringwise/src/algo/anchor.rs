@@ -201,6 +201,15 @@ impl Anchor {
         self.removed.len()
     }
 
+    /// The expected work of one `owner` call, in CRC rehash steps: `1 +
+    /// ln(capacity / n)` for `n` working nodes (the paper's bound, whatever
+    /// the order of removals), infinite without nodes. O(1): for a caller
+    /// (the CLI's `plan`) to refuse up front what it cannot do quickly.
+    pub fn expected_steps(&self) -> f64 {
+        let working = self.nodes.len() as f64;
+        1.0 + (f64::from(self.capacity()) / working).ln()
+    }
+
     /// Node of each working bucket, in bucket order.
     pub fn bucket_order(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.owners.working()

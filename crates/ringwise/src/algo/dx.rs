@@ -125,6 +125,15 @@ impl Dx {
         self.removed.len()
     }
 
+    /// The expected work of one `owner` call, in draws: `capacity / n` for
+    /// `n` working nodes (each draw hits a working bucket with probability
+    /// `n / capacity`, whatever the order of removals), infinite without
+    /// nodes. O(1): for a caller (the CLI's `plan`) to refuse up front what
+    /// it cannot do quickly.
+    pub fn expected_steps(&self) -> f64 {
+        f64::from(self.capacity()) / self.nodes.len() as f64
+    }
+
     /// Node of each working bucket, in bucket order.
     pub fn bucket_order(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.owners.working()

@@ -61,12 +61,35 @@
 //! (`algo/removals.rs`). Without removals it is [`crate::Jump`] of the
 //! 32-bit `crc32c(hash, 0)`, not of `hash`. No weights; zones are ignored.
 //!
-//! Cost: lookup equals jump's O(ln n) without removals. With `m` removals
-//! and `w` working buckets, a key lands on a removed bucket with probability
-//! `m / n` and then rehashes; the extra work grows as `w / n` shrinks (the
-//! paper's analysis bounds it). Each probe is a binary search, O(log m),
-//! in a sorted array: the paper uses a hash table, a sorted array needs no
-//! hasher and is deterministic. Memory: 8 bytes per bucket of the b-array
+//! Cost: lookup equals jump's O(ln n) without removals. With `m` removals,
+//! `w` working buckets and `n = w + m`, a key lands on a removed bucket with
+//! probability `m / n` and then visits removed buckets (rehashes and walk
+//! steps), each a binary search, O(log m), in a sorted array (the paper
+//! uses a hash table; a sorted array needs no hasher and is deterministic).
+//! How many it visits depends on the order of the removals, not only on
+//! `n / w`; measured over 20,000 keys (`Memento::bucket_counted`, issue 24
+//! item 13), steps per lookup:
+//!
+//! | working, removed | from the front (0, 1, 2, ...) | random order | descending |
+//! |---|---|---|---|
+//! | 1, 1,000 | 12.6 | 827 | |
+//! | 1, 4,000 | 15.4 | 1,403 | 4,000 |
+//! | 1, 16,000 | 18.1 | 8,212 | |
+//! | 10, 4,000 | 11.5 | | |
+//! | 100, 10,000 | 8.8 | 99.5 | |
+//! | 1,000, 1,000 | 1.0 | 1.0 | |
+//!
+//! Removals from the front stay near `2 ln(n / w)`, the paper's regime;
+//! other orders reach `Θ(n / w)`: up to `m` steps per lookup (removals in
+//! descending bucket order visit about every removed bucket once; one
+//! lookup may visit a bucket more than once: the most seen for one key was
+//! 6,066 steps at m = 3,000 in random order, so no bound below the order of
+//! m² per lookup is claimed). The
+//! mapping is the authors' reference bit for bit (the vectors), so the
+//! order-dependent walk cannot be shortened without changing placements;
+//! [`Memento::expected_steps`] measures it for a given snapshot instead,
+//! so a caller can refuse up front what it cannot do quickly. Memory: 8
+//! bytes per bucket of the b-array
 //! plus 16 bytes per removed bucket.
 
 use crate::Error;
@@ -76,6 +99,12 @@ use crate::algo::params::{Params, Pinned, Registered};
 use crate::hash::crc32c_u64;
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
+
+/// Hashes [`Memento::expected_steps`] samples.
+const ESTIMATE_SAMPLES: u64 = 64;
+
+/// Steps after which [`Memento::expected_steps`] stops sampling.
+const ESTIMATE_BUDGET: u64 = 1 << 16;
 
 /// A removed bucket: who replaced it and which bucket was removed before.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -173,17 +202,41 @@ impl Memento {
 
     /// The working bucket of `hash`; `None` without nodes.
     pub fn bucket(&self, hash: u64) -> Option<u32> {
+        self.bucket_counted(hash, &mut 0)
+    }
+
+    /// [`Memento::bucket`], adding to `steps` the removed buckets it
+    /// visited (each a rehash or a walk step, each a binary search): the
+    /// work [`Memento::expected_steps`] estimates, for tests that count it.
+    #[doc(hidden)]
+    #[inline]
+    pub fn bucket_counted(&self, hash: u64, steps: &mut u64) -> Option<u32> {
+        self.walk(hash, steps, u64::MAX)
+    }
+
+    /// The lookup, counting its steps into `steps`; gives up (`None`) once
+    /// `steps` reaches `limit`.
+    #[inline]
+    fn walk(&self, hash: u64, steps: &mut u64, limit: u64) -> Option<u32> {
         if self.nodes.is_empty() {
             return None;
         }
         let mut b = jump_consistent_hash(u64::from(crc32c_u64(hash, 0)), self.buckets.len() as u32);
         let mut replacer = self.replacer(b);
         while let Some(size) = replacer {
+            *steps += 1;
+            if *steps >= limit {
+                return None;
+            }
             // `size >= 1` while a node works: replacers only shrink to the
             // current working size. `checked_rem` keeps this panic-free anyway.
             b = crc32c_u64(hash, u64::from(b)).checked_rem(size)?;
             let mut next = self.replacer(b);
             while let Some(r) = next.filter(|&r| r >= size) {
+                *steps += 1;
+                if *steps >= limit {
+                    return None;
+                }
                 b = r;
                 next = self.replacer(b);
             }
@@ -200,6 +253,38 @@ impl Memento {
     /// Number of removed buckets held in memory.
     pub fn removed_count(&self) -> usize {
         self.removed.len()
+    }
+
+    /// The expected work of one `owner` call, in removed buckets visited
+    /// (each a rehash or a walk step, each a binary search over the m
+    /// removals): 0 without removals. Measured, not derived, because the
+    /// cost depends on the order of the removals (module docs): the mean
+    /// over 64 fixed hashes, each lookup's walk followed to its end. To
+    /// stay cheap, sampling stops once 65,536 steps are spent and the mean
+    /// of the lookups begun so far is returned: when it stops early, the
+    /// estimate is at least 1,024 steps, enough to refuse. Deterministic.
+    /// Cost: at most 65,536 steps (binary searches), whatever the removals:
+    /// the lookup that reaches the budget stops there.
+    pub fn expected_steps(&self) -> f64 {
+        if self.removed.is_empty() {
+            return 0.0;
+        }
+        if self.nodes.is_empty() {
+            return f64::INFINITY;
+        }
+        let mut steps = 0u64;
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut sampled = 0u64;
+        while sampled < ESTIMATE_SAMPLES && steps < ESTIMATE_BUDGET {
+            // SplitMix64: fixed, well-spread sample hashes.
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            self.walk(z ^ (z >> 31), &mut steps, ESTIMATE_BUDGET);
+            sampled += 1;
+        }
+        steps as f64 / sampled as f64
     }
 
     /// The replacer of `bucket` if it was removed.

@@ -54,6 +54,10 @@ pub use view::RingView;
 
 use index::{BLOCK, BucketIndex, Entry};
 
+/// Zone-aware picks scan the zones taken up to this many picks, then keep
+/// a set.
+const LINEAR_ZONES: usize = 16;
+
 /// How equal points rank: the first in this order owns the hashes up to
 /// the point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -185,6 +189,7 @@ impl<S: PointScheme> RingBuilder<S> {
                 given[id as usize] = points;
             }
         }
+        let is_given: Vec<bool> = given.iter().map(Option::is_some).collect();
         let limit = self.max_points;
         let members = Members {
             nodes: &nodes,
@@ -194,6 +199,9 @@ impl<S: PointScheme> RingBuilder<S> {
             given[id as usize].take()
         })?;
         let ring = Ring::assemble(self.scheme, self.tie, nodes, listed, entries);
+        if is_given.contains(&true) && !ring.scheme.shares_given_points() {
+            ring.refuse_shared_given(|id, _| is_given[id as usize])?;
+        }
         Ok(Ring {
             max_points: limit,
             ..ring
@@ -268,7 +276,95 @@ impl<S: PointScheme> Ring<S> {
         }
     }
 
+    /// [`Ring::joined`], refusing a given point that is another node's
+    /// (and a made point that is another node's given one), as a build
+    /// does. O(P) for the scan; a node's points are made again only for a
+    /// point two nodes share, which hashes make rare.
     fn insert(&self, node: Node, given: Option<Vec<u64>>) -> Result<Self, Error> {
+        let fresh_given = given.is_some();
+        let name = node.name.clone();
+        let ring = self.joined(node, given)?;
+        if ring.scheme.shares_given_points() {
+            return Ok(ring);
+        }
+        let at = ring.nodes.id(&name);
+        // The others' points were checked by their own build or join: a
+        // point of theirs is given when their scheme does not make it.
+        let mut made = Vec::new();
+        ring.refuse_shared_given(|id, point| {
+            if Some(id) == at {
+                return fresh_given;
+            }
+            !ring.makes(id, point, &mut made)
+        })?;
+        Ok(ring)
+    }
+
+    /// Whether the scheme makes `point` for node `id` (its generated
+    /// points, not given ones). O(the node's points).
+    fn makes(&self, id: NodeId, point: u64, made: &mut Vec<u64>) -> bool {
+        let Some(node) = self.nodes.get(id) else {
+            return false;
+        };
+        let members = Members {
+            nodes: &self.nodes,
+            listed: &self.listed,
+        };
+        let Ok(counts) = self.scheme.counts(&members) else {
+            return false;
+        };
+        made.clear();
+        let count = counts.get(id as usize).copied().unwrap_or(0);
+        self.scheme.points(node, count, made).is_ok() && made.contains(&point)
+    }
+
+    /// Refuses two nodes on one point when either was given it by hand
+    /// (`given(id, point)`): with ties by rank, one of them would own
+    /// nothing there, and a node given only shared points nothing at all
+    /// (issue 24 item 3; Cassandra refuses a token on two nodes the same
+    /// way). Points two made lists share (a hash collision) keep the tie
+    /// rule. O(P): equal points are adjacent in ring order.
+    fn refuse_shared_given(&self, mut given: impl FnMut(NodeId, u64) -> bool) -> Result<(), Error> {
+        for pair in self.entries.windows(2) {
+            let point = pair[0].point;
+            if point != pair[1].point {
+                continue;
+            }
+            let (a, b) = (self.index.id(pair[0].owner), self.index.id(pair[1].owner));
+            if a == b || !(given(a, point) || given(b, point)) {
+                continue;
+            }
+            // Blame the node given the point; of two, the one listed
+            // later (the file's second claim).
+            let later = |x: NodeId, y: NodeId| self.listed[x as usize] > self.listed[y as usize];
+            let (other, blamed) = match (given(a, point), given(b, point)) {
+                (true, false) => (b, a),
+                (false, true) => (a, b),
+                _ if later(a, b) => (b, a),
+                _ => (a, b),
+            };
+            let name = |id| self.nodes.name(id).unwrap_or_default().to_owned();
+            let (word, field) = match self.scheme.width() {
+                Width::I64 => ("token", "tokens"),
+                _ => ("point", "points"),
+            };
+            return Err(Error::InvalidLayout {
+                node: Some(name(blamed)),
+                message: format!(
+                    "{word} {} given to node {:?} is also node {:?}'s: every {word} belongs \
+                     to one node (one of them would own nothing there); remove it from \
+                     node {:?}'s `{field}`",
+                    self.scheme.width().native(point),
+                    name(blamed),
+                    name(other),
+                    name(blamed),
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn joined(&self, node: Node, given: Option<Vec<u64>>) -> Result<Self, Error> {
         let (nodes, at) = self.nodes.with(node.clone())?;
         let mut listed: Vec<u32> = self.listed.clone();
         listed.insert(at as usize, self.nodes.len() as u32);
@@ -393,8 +489,8 @@ impl<S> Ring<S> {
     /// not used yet (clockwise), and only when every zone is used fills the
     /// rest with the remaining nodes in clockwise order. Nodes without a
     /// zone count as zones of their own, so without zones this equals
-    /// `replicas_into`. O(points visited · z) for the first `z` picks, one
-    /// per zone, then O(points visited).
+    /// `replicas_into`. O(points visited) expected: the zones taken are a
+    /// set once there are more than 16 picks.
     pub fn zoned_replicas_into(&self, hash: u64, n: usize, out: &mut Vec<NodeId>) {
         out.clear();
         let Some(start) = self.successor(hash) else {
@@ -402,13 +498,24 @@ impl<S> Ring<S> {
         };
         let want = n.min(self.nodes.len());
         let distinct_zones = want.min(self.nodes.zone_count());
+        // The zones taken: a scan of the picks while they are few, a set
+        // once they are many (a scan per point made `n` picks over nodes
+        // without zones, each its own zone, O(points visited · n)).
+        let mut taken: Option<std::collections::HashSet<u32>> = None;
         for owner in self.clockwise(start) {
             if out.len() == distinct_zones {
                 break;
             }
             let zone = self.nodes.zone_of(owner);
-            if !out.iter().any(|&o| self.nodes.zone_of(o) == zone) {
+            let fresh = match &mut taken {
+                Some(set) => set.insert(zone),
+                None => !out.iter().any(|&o| self.nodes.zone_of(o) == zone),
+            };
+            if fresh {
                 out.push(owner);
+                if taken.is_none() && out.len() >= LINEAR_ZONES {
+                    taken = Some(out.iter().map(|&o| self.nodes.zone_of(o)).collect());
+                }
             }
         }
         self.fill_clockwise(start, want, out);

@@ -56,6 +56,15 @@ pub trait PointScheme: Clone + fmt::Debug + Send + Sync {
     fn width(&self) -> Width {
         Width::U64
     }
+
+    /// True when a point given by hand may also be another node's, the tie
+    /// rule deciding who owns it ([`Explicit`]: how deployed rings with
+    /// shared points are written down). `false` (every other scheme) refuses
+    /// a given point that is another node's, given or made: one of the two
+    /// would own nothing there (issue 24 item 3).
+    fn shares_given_points(&self) -> bool {
+        false
+    }
 }
 
 /// The members a scheme makes points for: the node table (name order) and
@@ -205,6 +214,11 @@ impl PointScheme for Explicit {
 
     fn points(&self, node: &Node, _: u64, _: &mut Vec<u64>) -> Result<(), Error> {
         Err(Explicit::refuse(node))
+    }
+
+    /// Shared points are how a deployed ring's ties are written down.
+    fn shares_given_points(&self) -> bool {
+        true
     }
 }
 
