@@ -83,7 +83,9 @@ enum Command {
     ///
     /// Cost: two builds and one diff, O(P_old + P_new) for rings, O(M)
     /// for tables, 2^20 sampled lookups in each placement otherwise;
-    /// --keys adds two lookups per key.
+    /// --keys adds two lookups per key. A memento, anchor or dx cluster
+    /// whose removed buckets would make those lookups cost more than 2^32
+    /// steps is refused up front with the estimate (exit 65).
     #[command(after_help = EXIT_CODES)]
     Plan(plan::Args),
     /// Run the seed article's experiments: moved keys, spread, failure.

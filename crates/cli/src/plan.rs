@@ -20,7 +20,10 @@
 //! or O(table size) for tables, O(2^20 lookups) sampled; O(K) lookups for
 //! `--keys`; a rehash O(P) or O(samples) for the shares and O(N_old · N_new)
 //! flows (at most 10^6); O(T · P · R) per allocated node (milliseconds at 100 nodes of
-//! 16 points), O(K · N · P · R) for `--rebalance K`.
+//! 16 points), O(K · N · P · R) for `--rebalance K`. Lookups of memento,
+//! anchor and dx cost more with removed buckets (memento's by how many and
+//! in which order they left): a plan whose sampled lookups would take more
+//! than [`MAX_PLAN_STEPS`] is refused before it starts, with the estimate.
 
 mod keys;
 mod ranges;
@@ -268,6 +271,8 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
              anywhere; keep at least one node (a plan moves keys between nodes)"
         )));
     }
+    check_lookup_cost(old.placement(), "--from")?;
+    check_lookup_cost(&new, "the changed cluster")?;
     let movement = diff(old.placement(), &new);
     let setup_changes = args.to.is_some() && matches!(&to, Ok(spec) if !same_setup(&from, spec));
     // Keys hash as each side says: as --from does unless --to changes the
@@ -290,6 +295,52 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
         movement,
         setup_changes,
     })
+}
+
+/// The most work a plan's sampled lookups may cost, in steps (a removed
+/// bucket visited, a rehash, a draw): 2^32, about a minute of a release
+/// build's time.
+const MAX_PLAN_STEPS: f64 = 4_294_967_296.0;
+
+/// The expected steps of one lookup in `placement`: 1 for every algorithm
+/// whose lookups do not depend on removed buckets; memento, anchor and dx
+/// measure or compute theirs (memento's walk depends on the order of its
+/// removals, each step a binary search over them).
+fn steps_per_lookup(placement: &AnyPlacement) -> (f64, Option<usize>) {
+    match placement {
+        AnyPlacement::Memento(m) => {
+            let search = (m.removed_count() as f64 + 2.0).log2();
+            (1.0 + m.expected_steps() * search, Some(m.removed_count()))
+        }
+        AnyPlacement::Anchor(a) => (a.expected_steps(), Some(a.removed_count())),
+        AnyPlacement::Dx(d) => (d.expected_steps(), Some(d.removed_count())),
+        _ => (1.0, None),
+    }
+}
+
+/// Refuses up front, with its estimate, a plan whose sampled lookups would
+/// take more than [`MAX_PLAN_STEPS`] (issue 24 item 13: a memento file of
+/// 2^20 removals ran for over 10 minutes and was killed). Sampled diffs
+/// make 2 × 2^20 lookups; `--keys` two more per key.
+fn check_lookup_cost(placement: &AnyPlacement, side: &str) -> Result<(), Failure> {
+    let (steps, removed) = steps_per_lookup(placement);
+    let Some(removed) = removed else {
+        return Ok(());
+    };
+    let lookups = 2.0 * ringwise::DEFAULT_SAMPLES as f64;
+    let total = steps * lookups;
+    if total <= MAX_PLAN_STEPS {
+        return Ok(());
+    }
+    Err(Failure::data(anyhow!(
+        "{side}: {} with {removed} removed buckets costs about {steps:.0} steps per lookup \
+         (measured on fixed keys; it depends on the order of the removals), so this plan's \
+         {lookups:.0} sampled lookups would take about {total:.1e} steps, over the limit of \
+         {MAX_PLAN_STEPS:.1e} (about a minute); `lookup` still answers single keys at that \
+         cost each. A cluster rebuilt over its working nodes without removals plans \
+         quickly (every key's owner may change once)",
+        placement.algorithm()
+    )))
 }
 
 /// One algorithm with the same parameters on both sides (a default

@@ -120,3 +120,39 @@ fn inspect_points_json_streams_the_ring() {
     assert!(ring[0][1].as_str().is_some_and(|n| n.starts_with('n')));
     dir.remove();
 }
+
+/// Item 13: memento's lookups slow down with removed buckets (by how many,
+/// depends on their order), and `plan` over RELIABILITY's own file of 2^20
+/// removals ran for over 10 minutes. It now estimates the work of its
+/// sampled lookups first (`Memento::expected_steps`) and refuses above
+/// 2^32 steps with the estimate (exit 65); `lookup` still answers; a few
+/// removals plan as before.
+#[test]
+fn plan_refuses_up_front_what_it_cannot_do_quickly() {
+    let dir = crate::support::TempDir::create("issue24-memento");
+    // 4,096 removals in descending order behind one working node: about
+    // m steps of a binary search each per lookup.
+    let removed: Vec<String> = (2..=4097).rev().map(|b| b.to_string()).collect();
+    let file = format!(
+        "algorithm = \"memento\"\nhash = \"xxh3\"\nremoved = [1, {}]\n[[nodes]]\nname = \"a\"\n",
+        removed.join(", ")
+    );
+    let slow = dir.write("slow.toml", &file);
+    let out = ringwise(&["plan", "--from", &slow, "--add", "b"], b"");
+    assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
+    for part in ["4097 removed buckets", "steps per lookup", "over the limit"] {
+        assert!(stderr(&out).contains(part), "{part}: {}", stderr(&out));
+    }
+    assert!(stdout(&out).is_empty());
+    let out = ringwise(&["lookup", "--cluster", &slow, "k"], b"");
+    assert_success(&out);
+    assert_eq!(stdout(&out), "k\ta\n");
+    let fast = dir.write(
+        "fast.toml",
+        "algorithm = \"memento\"\nhash = \"xxh3\"\nremoved = [1, 3]\n[[nodes]]\nname = \"a\"\n\
+         [[nodes]]\nname = \"b\"\n[[nodes]]\nname = \"c\"\n",
+    );
+    let out = ringwise(&["plan", "--from", &fast, "--add", "d"], b"");
+    assert_success(&out);
+    assert!(stdout(&out).contains("moved:"), "{}", stdout(&out));
+}
