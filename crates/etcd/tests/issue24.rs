@@ -150,6 +150,18 @@ fn a_config_that_is_not_an_object_is_refused_with_what_it_is() {
                 other => panic!("{value}: the settings reader must refuse it, got {other:?}"),
             }
         }
+        // A written capacity of 0 would silently mean the default: refused
+        // by name, as a cluster file refuses it.
+        let zero = r#"{"algorithm": "anchor", "capacity": 0}"#;
+        raw.put(config_key(PREFIX), zero, None).await.expect("put");
+        match ringwise_etcd::read(&connection, PREFIX).await {
+            Err(Error::InvalidValue { key, message }) => {
+                assert_eq!(key, "config");
+                assert!(message.contains("capacity"), "{message}");
+                assert!(message.contains("4194304"), "{message}");
+            }
+            other => panic!("capacity 0 must be refused, got {other:?}"),
+        }
     });
 }
 
