@@ -19,6 +19,7 @@ mod compat_cli;
 mod docs;
 mod etcd;
 mod help;
+mod issue24_files;
 mod issue8;
 mod plan;
 mod plan_removed;
