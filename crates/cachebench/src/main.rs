@@ -183,9 +183,9 @@ fn main() {
 /// 74 (EX_IOERR, as `ringwise`'s table) when writing an output failed:
 /// the chart, the table or the JSON document; 1 otherwise.
 fn exit_code(err: &anyhow::Error) -> i32 {
-    let written = err.chain().any(|e| {
-        e.is::<ringwise_sim::files::WriteError>() || e.is::<StdoutError>()
-    });
+    let written = err
+        .chain()
+        .any(|e| e.is::<ringwise_sim::files::WriteError>() || e.is::<StdoutError>());
     if written { 74 } else { 1 }
 }
 

@@ -27,9 +27,9 @@ use ringwise::{
 };
 
 use crate::Failure;
-use ringwise_sim::files::Mode;
 use crate::cluster::{ClusterArgs, ring_shaped};
 use crate::format::{Format, JSON_VERSION, Json, readable, write_json};
+use ringwise_sim::files::Mode;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -606,5 +606,7 @@ pub fn config(args: ConfigArgs) -> Result<(), Failure> {
     let config = masked(config, args.show_secret);
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, &config).map_err(|e| Failure::io(e.into()))?;
-    writeln!(out).and_then(|()| out.flush()).map_err(Failure::io)
+    writeln!(out)
+        .and_then(|()| out.flush())
+        .map_err(Failure::io)
 }

@@ -48,7 +48,12 @@ struct Full {
 /// lives in a private mount namespace (`unshare -m`): it vanishes with the
 /// shell, even when a test fails, and nobody else sees it. `None` (with a
 /// message) when not root or the namespace or mount is refused.
-fn on_full_tmpfs(tag: &str, free_pages: u32, seed: &[(&str, &[u8])], args: &[&str]) -> Option<Full> {
+fn on_full_tmpfs(
+    tag: &str,
+    free_pages: u32,
+    seed: &[(&str, &[u8])],
+    args: &[&str],
+) -> Option<Full> {
     if !root() {
         println!("skipped: mounting a small tmpfs needs root (run the tests as root to run it)");
         return None;
@@ -201,7 +206,15 @@ fn every_written_file_on_a_full_filesystem_is_left_as_it_was() {
         (
             "plan-svg",
             "moved.svg",
-            vec!["plan", "--from", "c.toml", "--add", "x", "--svg", "moved.svg"],
+            vec![
+                "plan",
+                "--from",
+                "c.toml",
+                "--add",
+                "x",
+                "--svg",
+                "moved.svg",
+            ],
         ),
         (
             "inspect-svg",
@@ -271,7 +284,11 @@ fn a_file_holding_a_secret_is_created_0600() {
         let _ = fs::remove_file(to);
         fs::set_permissions(&from, fs::Permissions::from_mode(source)).expect("chmod");
         write(umask);
-        assert_eq!(mode(Path::new(to)), expected, "source {source:o}, umask {umask}");
+        assert_eq!(
+            mode(Path::new(to)),
+            expected,
+            "source {source:o}, umask {umask}"
+        );
         assert!(fs::read_to_string(to).expect("written").contains(SECRET));
         // Replacing a readable file does not keep its mode: the secret is
         // what decides.
@@ -285,12 +302,22 @@ fn a_file_holding_a_secret_is_created_0600() {
     let out = out.to_str().expect("utf-8");
     for (umask, expected) in [("022", 0o644), ("077", 0o600), ("002", 0o664)] {
         let _ = fs::remove_file(out);
-        with_umask(umask, &["plan", "--from", &plain, "--add", "x", "--write", out]);
+        with_umask(
+            umask,
+            &["plan", "--from", &plain, "--add", "x", "--write", out],
+        );
         assert_eq!(mode(Path::new(out)), expected, "umask {umask}");
     }
     fs::set_permissions(out, fs::Permissions::from_mode(0o640)).expect("chmod");
-    with_umask("022", &["plan", "--from", &plain, "--add", "y", "--write", out]);
-    assert_eq!(mode(Path::new(out)), 0o640, "a replaced file keeps its mode");
+    with_umask(
+        "022",
+        &["plan", "--from", &plain, "--add", "y", "--write", out],
+    );
+    assert_eq!(
+        mode(Path::new(out)),
+        0o640,
+        "a replaced file keeps its mode"
+    );
     // The same for a chart (no secret in a picture).
     let svg = dir.path().join("c.svg");
     let svg = svg.to_str().expect("utf-8");
@@ -412,7 +439,10 @@ fn plan_keys_errors_name_the_line_once() {
     ];
     for keys in &cases {
         let path = dir.write("pk.txt", keys);
-        let output = ringwise(&["plan", "--from", &from, "--add", "x", "--keys", &path], b"");
+        let output = ringwise(
+            &["plan", "--from", &from, "--add", "x", "--keys", &path],
+            b"",
+        );
         let message = stderr(&output);
         assert_eq!(output.status.code(), Some(65), "{message}");
         assert!(message.contains("pk.txt line 3: "), "{message}");

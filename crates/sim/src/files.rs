@@ -69,7 +69,8 @@ pub struct WriteError {
     /// The file that was to be written.
     pub path: PathBuf,
     /// What failed, in words: "cannot create a temporary file in /x",
-    /// "writing", "syncing to disk", ...
+    /// "writing", "syncing to disk", ...; empty when the reason says it
+    /// all ("is a directory").
     pub stage: String,
     /// The operating system's reason.
     pub error: io::Error,
@@ -92,7 +93,10 @@ impl fmt::Display for WriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let path = self.path.display();
         let reason = reason(&self.error);
-        write!(f, "cannot write {path}: {}: {reason}", self.stage)?;
+        match self.stage.is_empty() {
+            true => write!(f, "cannot write {path}: {reason}")?,
+            false => write!(f, "cannot write {path}: {}: {reason}", self.stage)?,
+        }
         match (self.in_place, self.existed) {
             (true, _) => Ok(()),
             (false, true) => write!(f, "; {path} is unchanged"),
@@ -142,11 +146,7 @@ where
     if let Some(metadata) = &existing {
         let kind = metadata.file_type();
         if kind.is_dir() {
-            return Err(fail(
-                "it is a directory",
-                io::Error::from(io::ErrorKind::IsADirectory),
-                true,
-            ));
+            return Err(fail("", io::Error::from(io::ErrorKind::IsADirectory), true));
         }
         if kind.is_char_device() || kind.is_fifo() || kind.is_socket() || kind.is_block_device() {
             return write_in_place(path, write);
@@ -242,10 +242,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "ringwise-files-{}-{name}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("ringwise-files-{}-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).expect("scratch dir");
         dir
@@ -336,8 +334,10 @@ mod tests {
 
     #[test]
     fn a_device_is_written_in_place_and_never_replaced() {
-        write_atomically(Path::new("/dev/null"), Mode::Plain, |out| out.write_all(b"x"))
-            .expect("write to /dev/null");
+        write_atomically(Path::new("/dev/null"), Mode::Plain, |out| {
+            out.write_all(b"x")
+        })
+        .expect("write to /dev/null");
         let kind = fs::metadata("/dev/null").expect("null").file_type();
         assert!(kind.is_char_device());
         let full = write_atomically(Path::new("/dev/full"), Mode::Plain, |out| {
