@@ -160,7 +160,10 @@ fn parse_algo(name: &str) -> Result<Algo, String> {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => clap_exit(e),
+    };
     let stop = Arc::new(AtomicBool::new(false));
     on_signals(Arc::clone(&stop));
     let result = bench(&args, &stop);
@@ -172,7 +175,58 @@ fn main() {
         Ok(()) => {}
         Err(err) => {
             eprintln!("ringwise-cachebench: {err:#}");
-            std::process::exit(1);
+            std::process::exit(exit_code(&err));
+        }
+    }
+}
+
+/// 74 (EX_IOERR, as `ringwise`'s table) when writing an output failed:
+/// the chart, the table or the JSON document; 1 otherwise.
+fn exit_code(err: &anyhow::Error) -> i32 {
+    let written = err
+        .chain()
+        .any(|e| e.is::<ringwise_sim::files::WriteError>() || e.is::<StdoutError>());
+    if written { 74 } else { 1 }
+}
+
+/// Writing to stdout failed (the table, the JSON document, the intervals).
+#[derive(Debug)]
+struct StdoutError(std::io::Error);
+
+impl std::fmt::Display for StdoutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot write to stdout: {}", self.0)
+    }
+}
+
+impl std::error::Error for StdoutError {}
+
+/// Writes `text` to stdout and flushes it: a full disk or a closed pipe is
+/// an error, where `print!` would panic.
+fn say_out(text: &str) -> Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| StdoutError(e).into())
+}
+
+/// Help and `--version` are output: written and checked (clap's own exit
+/// ignores a failed write, so `--help > /dev/full` exited 0); a usage
+/// error goes to stderr with clap's code.
+fn clap_exit(e: clap::Error) -> ! {
+    if e.use_stderr() {
+        e.exit();
+    }
+    let text = match std::io::stdout().is_terminal() {
+        true => e.render().ansi().to_string(),
+        false => e.render().to_string(),
+    };
+    match say_out(&text) {
+        Ok(()) => std::process::exit(0),
+        Err(err) => {
+            eprintln!("ringwise-cachebench: {err:#}");
+            std::process::exit(74);
         }
     }
 }
@@ -224,7 +278,7 @@ fn bench(args: &Args, stop: &Arc<AtomicBool>) -> Result<()> {
             }
             let summary = one(args, algo, change, &work, &timing, &db, etcd.as_ref(), stop)?;
             if args.format == Format::Text {
-                println!("{}", report::intervals(&summary));
+                say_out(&format!("{}\n", report::intervals(&summary)))?;
             }
             summaries.push(summary);
         }
@@ -471,11 +525,12 @@ fn progress_bar(args: &Args, algo: Algo, timing: &Timing) -> ProgressBar {
 /// The table or JSON document, and the chart.
 fn output(args: &Args, summaries: &[Summary]) -> Result<()> {
     if let Some(path) = &args.svg {
-        std::fs::write(path, svg::chart(summaries))
-            .with_context(|| format!("write the chart {}", path.display()))?;
+        let chart = svg::chart(summaries);
+        let plain = ringwise_sim::files::Mode::Plain;
+        ringwise_sim::files::write_atomically(path, plain, |out| out.write_all(chart.as_bytes()))?;
     }
     match args.format {
-        Format::Text => print!("{}", report::table(summaries)),
+        Format::Text => say_out(&report::table(summaries))?,
         Format::Json => {
             let document = serde_json::json!({
                 "version": 1,
@@ -488,7 +543,7 @@ fn output(args: &Args, summaries: &[Summary]) -> Result<()> {
                 "membership": if args.membership.is_some() { "etcd" } else { "fixed" },
                 "algorithms": summaries,
             });
-            println!("{}", serde_json::to_string_pretty(&document)?);
+            say_out(&format!("{}\n", serde_json::to_string_pretty(&document)?))?;
         }
     }
     Ok(())

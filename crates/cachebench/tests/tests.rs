@@ -36,6 +36,9 @@ mod server;
 // docs/cachebench.md's examples, run as a transcript.
 mod docs;
 
+// Help and --version on a full device (issue 24).
+mod files;
+
 use server::Etcd;
 
 const BENCH: &str = env!("CARGO_BIN_EXE_ringwise-cachebench");

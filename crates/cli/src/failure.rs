@@ -90,6 +90,15 @@ impl Failure {
         }
     }
 
+    /// An output file could not be written (74); the message names the
+    /// file, what failed and that the file is as it was.
+    pub fn write(error: ringwise_sim::files::WriteError) -> Self {
+        Failure {
+            code: 74,
+            error: error.into(),
+        }
+    }
+
     /// Reading keys or writing results failed.
     pub fn io(error: std::io::Error) -> Self {
         Failure {

@@ -29,6 +29,7 @@ use ringwise::{
 use crate::Failure;
 use crate::cluster::{ClusterArgs, ring_shaped};
 use crate::format::{Format, JSON_VERSION, Json, readable, write_json};
+use ringwise_sim::files::Mode;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -115,9 +116,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             stats.nodes.len(),
         );
         let picture = crate::svg::inspect(&title, keyed.placement(), &stats);
-        std::fs::write(path, picture)
-            .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
-            .map_err(Failure::io_other)?;
+        crate::output::file(path, Mode::Plain, picture.as_bytes())?;
     }
     let mut out = std::io::stdout().lock();
     if args.format == Format::Json {

@@ -523,6 +523,43 @@ pub struct ConfigArgs {
     /// Remove a setting (back to its default). Repeatable.
     #[arg(long, value_name = "SETTING")]
     unset: Vec<String>,
+    /// Print the siphash `secret` as stored; without it the secret is
+    /// masked (its length only), so a terminal, a log or a pasted output
+    /// never shows it.
+    #[arg(long)]
+    show_secret: bool,
+}
+
+/// What `config` prints in place of the secret without `--show-secret`.
+pub const HIDDEN_SECRET: &str = "<hidden: 32 hex digits; --show-secret shows it>";
+
+/// The settings as `config` prints them: the secret masked unless asked
+/// for. A stored value that is not 32 hex digits is masked too, with what
+/// it is (a bad secret is still a secret).
+fn masked(
+    mut config: serde_json::Map<String, serde_json::Value>,
+    show_secret: bool,
+) -> serde_json::Map<String, serde_json::Value> {
+    if show_secret {
+        return config;
+    }
+    if let Some(secret) = config.get_mut("secret") {
+        let hidden = match secret.as_str() {
+            Some(text) if text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                HIDDEN_SECRET.to_owned()
+            }
+            Some(text) => format!(
+                "<hidden: {} characters, not the 32 hex digits siphash needs; \
+                 --show-secret shows it>",
+                text.chars().count()
+            ),
+            None => "<hidden: not text, not the 32 hex digits siphash needs; \
+                     --show-secret shows it>"
+                .to_owned(),
+        };
+        *secret = serde_json::Value::String(hidden);
+    }
+    config
 }
 
 /// `ringwise config`: change the settings (checked against the members
@@ -535,9 +572,19 @@ pub fn config(args: ConfigArgs) -> Result<(), Failure> {
         let (setting, value) = item
             .split_once('=')
             .ok_or_else(|| Failure::usage(anyhow!("--set \"{item}\": give SETTING=VALUE")))?;
-        let value = serde_json::from_str(value)
-            .unwrap_or_else(|_| serde_json::Value::String(value.to_owned()));
-        changes.push((setting.trim().to_owned(), Some(value)));
+        let setting = setting.trim();
+        // A secret is text, even one of 32 decimal digits that would read
+        // as a JSON number (and be refused, and echoed, as a number).
+        let value = match setting {
+            "secret" => serde_json::Value::String(
+                serde_json::from_str::<String>(value).unwrap_or_else(|_| value.to_owned()),
+            ),
+            _ => {
+                let parsed = serde_json::from_str(value);
+                parsed.unwrap_or_else(|_| serde_json::Value::String(value.to_owned()))
+            }
+        };
+        changes.push((setting.to_owned(), Some(value)));
     }
     changes.extend(args.unset.iter().map(|s| (s.clone(), None)));
     let prefix = &args.etcd.prefix;
@@ -556,7 +603,10 @@ pub fn config(args: ConfigArgs) -> Result<(), Failure> {
         }
         e => failure(e),
     })?;
+    let config = masked(config, args.show_secret);
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, &config).map_err(|e| Failure::io(e.into()))?;
-    writeln!(out).map_err(Failure::io)
+    writeln!(out)
+        .and_then(|()| out.flush())
+        .map_err(Failure::io)
 }

@@ -26,6 +26,7 @@ mod live;
 mod lookup;
 mod man;
 mod nodes;
+mod output;
 mod params;
 mod plan;
 mod simulate;
@@ -154,7 +155,10 @@ struct ManArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(e),
+    };
     let result = match cli.command {
         Command::Lookup(args) => lookup::run(args),
         Command::Inspect(args) => inspect::run(args),
@@ -175,10 +179,38 @@ fn main() -> ExitCode {
     }
 }
 
+/// What clap's own `exit` does, except that help and `--version` are the
+/// command's output: written to stdout and checked, so `ringwise --help >
+/// /dev/full` fails with 74 like any other output (clap ignores the
+/// error). A usage error goes to stderr with clap's code (2), lost, as
+/// every message, when stderr is closed.
+fn clap_exit(e: clap::Error) -> ExitCode {
+    use std::io::{IsTerminal as _, Write as _};
+    if e.use_stderr() {
+        let _ = e.print();
+        return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    }
+    let styled = e.render();
+    let text = match std::io::stdout().is_terminal() {
+        true => styled.ansi().to_string(),
+        false => styled.to_string(),
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            Failure::io_other(anyhow::Error::new(error).context("cannot write to stdout")).report()
+        }
+    }
+}
+
 /// The completion script of `shell`, from the same clap definitions.
 fn completions(shell: clap_complete::Shell) -> Result<(), Failure> {
     // Into a buffer first: `generate` panics when its writer fails.
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "ringwise", &mut script);
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &script).map_err(Failure::io)
+    let mut out = std::io::stdout().lock();
+    std::io::Write::write_all(&mut out, &script)
+        .and_then(|()| std::io::Write::flush(&mut out))
+        .map_err(Failure::io)
 }

@@ -11,12 +11,13 @@
 //! Cost: one render per page, O(size of the help text); `--dir` writes
 //! 11 files.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context as _;
 use clap::Command;
+
+use ringwise_sim::files::Mode;
 
 use crate::Failure;
 
@@ -28,10 +29,7 @@ pub fn run(cli: Command, subcommand: Option<&str>, dir: Option<&Path>) -> Result
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the directory {}", dir.display()))
             .map_err(Failure::io_other)?;
-        return pages
-            .iter()
-            .try_for_each(|page| write_page(dir, page))
-            .map_err(Failure::io_other);
+        return pages.iter().try_for_each(|page| write_page(dir, page));
     }
     let wanted = subcommand.map_or_else(|| "ringwise".to_owned(), |s| format!("ringwise-{s}"));
     let Some(page) = pages.iter().find(|page| page.get_name() == wanted) else {
@@ -83,25 +81,10 @@ fn render(page: &Command) -> std::io::Result<Vec<u8>> {
     Ok(roff)
 }
 
-/// Writes `DIR/<name>.1` atomically: a temporary file in DIR, flushed and
-/// synced, then renamed over the page.
-fn write_page(dir: &Path, page: &Command) -> anyhow::Result<()> {
-    let roff = render(page)?;
+/// Writes `DIR/<name>.1` atomically (the shared writer: a temporary file
+/// in DIR, flushed and synced, then renamed over the page).
+fn write_page(dir: &Path, page: &Command) -> Result<(), Failure> {
+    let roff = render(page).map_err(Failure::io)?;
     let target = dir.join(format!("{}.1", page.get_name()));
-    let temporary = dir.join(format!(".{}.1.tmp{}", page.get_name(), std::process::id()));
-    let written = File::create(&temporary)
-        .and_then(|mut file| {
-            file.write_all(&roff)?;
-            file.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&temporary, &target));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written.with_context(|| {
-        format!(
-            "cannot write {} (can you write to that directory?)",
-            target.display()
-        )
-    })
+    crate::output::file(&target, Mode::Plain, &roff)
 }

@@ -31,13 +31,14 @@ mod rehash;
 mod render;
 mod text;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 use ringwise::{
     Algorithm, Allocator, AnyPlacement, ClusterSpec, Keyed, Movement, Node, Placement, diff,
 };
 use ringwise_sim::cost::parse_size;
+use ringwise_sim::files::Mode;
 
 use crate::Failure;
 use crate::cluster::{Read, parse_file, read_bytes, read_file};
@@ -203,13 +204,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         None => None,
     };
     if let Some(path) = &args.write {
-        write_target(path, &plan)?;
+        write_target(path, &args, &plan)?;
     }
     if let Some(path) = &args.svg {
         let picture = crate::svg::plan(&plan.picture());
-        std::fs::write(path, picture)
-            .with_context(|| format!("cannot write {}", path.display()))
-            .map_err(Failure::io_other)?;
+        crate::output::file(path, Mode::Plain, picture.as_bytes())?;
     }
     let costs = render::Costs {
         data: args.data,
@@ -589,13 +588,20 @@ fn node(item: &str, option: &str) -> Result<Node, Failure> {
     Ok(node)
 }
 
-/// `--write`: the target cluster file.
-fn write_target(path: &PathBuf, plan: &Plan) -> Result<(), Failure> {
+/// `--write`: the target cluster file, replaced atomically (the old file
+/// stays whole on a full disk, even when it is `--from` itself). A file
+/// with a `siphash` secret is created 0600, or stricter when a file the
+/// secret was read from is (`--from`, `--to`).
+fn write_target(path: &Path, args: &Args, plan: &Plan) -> Result<(), Failure> {
     let spec = plan
         .to
         .as_ref()
         .map_err(|e| Failure::usage(anyhow::Error::new(e.clone()).context("--write")))?;
-    std::fs::write(path, spec.to_toml())
-        .with_context(|| format!("cannot write {}", path.display()))
-        .map_err(Failure::io_other)
+    let mode = match spec.params.hash {
+        ringwise::StableHash::SipHash { .. } => {
+            Mode::secret_from(std::iter::once(args.from.as_path()).chain(args.to.as_deref()))
+        }
+        _ => Mode::Plain,
+    };
+    crate::output::file(path, mode, spec.to_toml().as_bytes())
 }

@@ -460,7 +460,9 @@ fn chart_errors_are_plain_words() {
     let stderr = stderr(&out);
     assert_eq!(out.status.code(), Some(74), "{stderr}");
     assert!(
-        stderr.contains("cannot write ") && stderr.contains("spread.svg: Is a directory"),
+        stderr.contains("cannot write ")
+            && stderr.contains("spread.svg: is a directory; ")
+            && stderr.trim_end().ends_with("spread.svg is unchanged"),
         "{stderr}"
     );
     assert!(!stderr.contains("backend"), "{stderr}");

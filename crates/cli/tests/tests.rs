@@ -20,6 +20,7 @@ mod docs;
 mod etcd;
 mod help;
 mod issue24;
+mod issue24_files;
 mod issue8;
 mod plan;
 mod plan_removed;

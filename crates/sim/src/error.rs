@@ -17,6 +17,8 @@ pub enum SimError {
     Placement(Error),
     /// A chart or other output file could not be written.
     Output { path: PathBuf, message: String },
+    /// An output file could not be written (it is as it was).
+    Write(crate::files::WriteError),
 }
 
 impl fmt::Display for SimError {
@@ -27,6 +29,7 @@ impl fmt::Display for SimError {
             SimError::Output { path, message } => {
                 write!(f, "cannot write {}: {message}", path.display())
             }
+            SimError::Write(e) => e.fmt(f),
         }
     }
 }

@@ -25,6 +25,7 @@ mod config;
 pub mod cost;
 mod error;
 pub mod failure;
+pub mod files;
 mod keys;
 pub mod modulo;
 pub mod plot;

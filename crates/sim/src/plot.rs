@@ -61,7 +61,10 @@ pub fn write(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, SimError> {
             // I/O reason, not plotters' "Drawing backend error".
             let mut svg = String::new();
             draw(report, &mut svg).map_err(|e| failed(&path, format!("cannot draw: {e}")))?;
-            std::fs::write(&path, svg).map_err(|e| failed(&path, e.to_string()))?;
+            crate::files::write_atomically(&path, crate::files::Mode::Plain, |out| {
+                out.write_all(svg.as_bytes())
+            })
+            .map_err(SimError::Write)?;
             written.push(path);
         }
     }

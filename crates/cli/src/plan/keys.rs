@@ -56,7 +56,9 @@ pub fn tally(path: &Path, plan: &Plan) -> Result<KeyTally, Failure> {
         }
         if !done {
             number += 1;
-            let entry = parse(&line, number, &mut tally.sized)
+            // `parse` says what is wrong, this says where: the place is
+            // named once ("pk.txt line 3: ...").
+            let entry = parse(&line, &mut tally.sized)
                 .with_context(|| format!("{} line {number}", path.display()))
                 .map_err(Failure::data)?;
             block.push(entry);
@@ -79,27 +81,27 @@ pub fn tally(path: &Path, plan: &Plan) -> Result<KeyTally, Failure> {
 const MAX_LINE_BYTES: usize = MAX_KEY_BYTES + 64;
 
 /// `KEY` or `KEY<TAB>BYTES`, its line end already gone.
-fn parse(line: &[u8], number: usize, sized: &mut bool) -> anyhow::Result<(Vec<u8>, f64)> {
+fn parse(line: &[u8], sized: &mut bool) -> anyhow::Result<(Vec<u8>, f64)> {
     let Some(tab) = line.iter().rposition(|&b| b == b'\t') else {
         if line.len() > MAX_KEY_BYTES {
-            return Err(key_too_long(number));
+            return Err(key_too_long());
         }
         return Ok((line.to_vec(), 0.0));
     };
     let text = String::from_utf8_lossy(&line[tab + 1..]);
     let bytes = ringwise_sim::cost::parse_size(&text)
-        .map_err(|e| anyhow!("line {number}: after the tab comes the key's size in bytes: {e}"))?;
+        .map_err(|e| anyhow!("after the tab comes the key's size in bytes: {e}"))?;
     if tab > MAX_KEY_BYTES {
-        return Err(key_too_long(number));
+        return Err(key_too_long());
     }
     *sized = true;
     Ok((line[..tab].to_vec(), bytes))
 }
 
-/// A key over [`MAX_KEY_BYTES`] on line `number`, with or without a size
-/// after it: one message for both.
-fn key_too_long(number: usize) -> anyhow::Error {
-    anyhow!("line {number}: a key is at most {MAX_KEY_BYTES} bytes (1 MiB)")
+/// A key over [`MAX_KEY_BYTES`], with or without a size after it: one
+/// message for both (the caller names the file and line).
+fn key_too_long() -> anyhow::Error {
+    anyhow!("a key is at most {MAX_KEY_BYTES} bytes (1 MiB)")
 }
 
 fn resolve(block: &[(Vec<u8>, f64)], plan: &Plan, tally: &mut KeyTally) {
