@@ -49,14 +49,25 @@ fn fed_under_limit(kib: u32, args: &[&str], lines: usize, len: usize) -> (Option
 /// too, never an abort.
 #[test]
 fn epsilon_holds_at_most_max_key_bytes_of_keys() {
-    let args = ["lookup", "--nodes", "a,b,c", "--hash", "xxh3", "--epsilon", "0.25"];
+    let args = [
+        "lookup",
+        "--nodes",
+        "a,b,c",
+        "--hash",
+        "xxh3",
+        "--epsilon",
+        "0.25",
+    ];
     let (code, err) = fed_under_limit(2_000_000, &args, 3000, 1 << 20);
     assert_eq!(code, Some(65), "{err}");
     assert!(err.contains("--max-key-bytes"), "{err}");
     // A limit below the default hold: the reservation fails cleanly.
     let (code, err) = fed_under_limit(600_000, &args, 3000, 1 << 20);
     assert_eq!(code, Some(65), "{err}");
-    assert!(err.contains("out of memory") || err.contains("--max-key-bytes"), "{err}");
+    assert!(
+        err.contains("out of memory") || err.contains("--max-key-bytes"),
+        "{err}"
+    );
     // The byte cap counts bytes exactly: 3 keys of 3 bytes fit in 9.
     let keys = b"k01\nk02\nk03\n";
     let base = ["lookup", "--nodes", "a,b", "--epsilon", "0.5"];
@@ -102,7 +113,14 @@ fn inspect_points_json_streams_the_ring() {
         .arg("-c")
         .arg("ulimit -v 130000 && exec \"$0\" \"$@\" > \"$OUT\"")
         .arg(env!("CARGO_BIN_EXE_ringwise"))
-        .args(["inspect", "--cluster", &cluster, "--points", "--format", "json"])
+        .args([
+            "inspect",
+            "--cluster",
+            &cluster,
+            "--points",
+            "--format",
+            "json",
+        ])
         .env("OUT", &json)
         .status()
         .expect("sh runs");

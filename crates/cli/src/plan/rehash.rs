@@ -39,10 +39,15 @@ pub fn movement(
     // this O(N²) before the pair limit was even checked (issue 24 item 11:
     // 50,000 nodes took 40 s to be refused). O(N log N).
     let by_name = |stats: &PlacementStats| -> BTreeMap<String, f64> {
-        stats.nodes.iter().map(|n| (n.name.clone(), n.share)).collect()
+        stats
+            .nodes
+            .iter()
+            .map(|n| (n.name.clone(), n.share))
+            .collect()
     };
     let (before, after) = (by_name(&before), by_name(&after));
-    let share = |shares: &BTreeMap<String, f64>, name: &str| shares.get(name).copied().unwrap_or(0.0);
+    let share =
+        |shares: &BTreeMap<String, f64>, name: &str| shares.get(name).copied().unwrap_or(0.0);
     let names = &diff.nodes;
     let p_old: Vec<f64> = names.iter().map(|n| share(&before, n)).collect();
     let p_new: Vec<f64> = names.iter().map(|n| share(&after, n)).collect();
