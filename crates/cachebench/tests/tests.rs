@@ -596,7 +596,7 @@ fn every_bad_flag_exits_2_naming_it() {
     let help = String::from_utf8_lossy(&help.stdout);
     let checked_when_used = ["--memcached", "--ringwise", "--svg"];
     for line in help.lines() {
-        let Some(flag) = line.trim_start().split_whitespace().next() else {
+        let Some(flag) = line.split_whitespace().next() else {
             continue;
         };
         let takes_a_value = line.contains(&format!("{flag} <"));
