@@ -21,6 +21,8 @@
 
 mod cache;
 mod db;
+mod failure;
+mod flags;
 mod keys;
 mod membership;
 mod report;
@@ -35,12 +37,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cache::Cache;
 use crate::db::Database;
+use crate::failure::Failure;
 use crate::keys::Distribution;
 use crate::membership::{Change, Etcd, EtcdTarget, Fixed, Processes};
 use crate::report::Summary;
@@ -51,10 +54,12 @@ use crate::servers::Memcached;
 /// The article's cache argument on real memcached servers: database load
 /// before and after a membership change, per placement.
 #[derive(Debug, Parser)]
-#[command(name = "ringwise-cachebench", version)]
+#[command(name = "ringwise-cachebench", version, after_help = failure::EXIT_CODES)]
+// `--zipf -1` is a value out of range, not an unknown option `-1`.
+#[command(allow_negative_numbers = true)]
 struct Args {
     /// Servers before the change (started here on loopback).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, default_value_t = 10, value_parser = flags::whole::<u32>(1, 256, "servers"))]
     nodes: u32,
     /// Use these running memcached servers (HOST:PORT,...) instead: the
     /// first ones are the members, the last K the ones `--add K` adds;
@@ -63,72 +68,83 @@ struct Args {
         long,
         value_delimiter = ',',
         value_name = "LIST",
-        conflicts_with = "nodes"
+        conflicts_with = "nodes",
+        value_parser = flags::host_port
     )]
     servers: Vec<String>,
     /// The memcached program.
     #[arg(long, value_name = "PATH", default_value = "memcached")]
     memcached: PathBuf,
     /// Memory of each memcached started here, in megabytes.
-    #[arg(long, value_name = "MB", default_value_t = 64)]
+    /// memcached refuses less than 2 (its 1 MiB item limit must be at
+    /// most half the memory).
+    #[arg(long, value_name = "MB", default_value_t = 64,
+          value_parser = flags::whole::<u32>(2, 65_536, "megabytes"))]
     memory: u32,
     /// Add K empty servers at the change (the default: 1).
-    #[arg(long, value_name = "K", group = "what")]
+    #[arg(long, value_name = "K", group = "what", value_parser = flags::whole::<usize>(1, 256, "servers"))]
     add: Option<usize>,
     /// Remove K servers at the change (they keep running, unused).
-    #[arg(long, value_name = "K", group = "what")]
+    #[arg(long, value_name = "K", group = "what", value_parser = flags::whole::<usize>(1, 256, "servers"))]
     remove: Option<usize>,
     /// SIGKILL K servers at the change; the placement drops them when
     /// membership says so (`--detect`, or their etcd lease).
-    #[arg(long, value_name = "K", group = "what")]
+    #[arg(long, value_name = "K", group = "what", value_parser = flags::whole::<usize>(1, 256, "servers"))]
     kill: Option<usize>,
     /// Without etcd: seconds from a kill until membership drops the server.
-    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    #[arg(long, value_name = "S", default_value_t = 1.0, value_parser = flags::seconds())]
     detect: f64,
     /// Placements to compare: `modulo` (md5(key) % N, the article's
     /// baseline) and any ringwise algorithm.
     #[arg(long, value_delimiter = ',', default_value = "modulo,ring", value_parser = parse_algo)]
     algo: Vec<Algo>,
     /// Keys (rows in the database).
-    #[arg(long, value_name = "K", default_value_t = 100_000)]
+    #[arg(long, value_name = "K", default_value_t = 100_000,
+          value_parser = flags::whole::<u64>(1, 50_000_000, "keys"))]
     keys: u64,
     /// Steady hit rate: the other requests are writes that invalidate.
-    #[arg(long, value_name = "H", default_value_t = 0.95)]
+    #[arg(long, value_name = "H", default_value_t = 0.95,
+          value_parser = flags::number(|x| x > 0.0 && x < 1.0, "give a fraction above 0 and below 1 (0.95)"))]
     hit_rate: f64,
     /// Zipf exponent of the key popularity (0: uniform).
-    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    #[arg(long, value_name = "S", default_value_t = 0.0,
+          value_parser = flags::number(|x| (0.0..=10.0).contains(&x), "give an exponent from 0 (uniform) to 10"))]
     zipf: f64,
     /// Requests per second offered (open loop), over all threads.
-    #[arg(long, value_name = "R", default_value_t = 10_000.0)]
+    #[arg(long, value_name = "R", default_value_t = 10_000.0,
+          value_parser = flags::number(|x| (1.0..=1e7).contains(&x), "give 1 to 10,000,000 requests per second"))]
     rps: f64,
     /// Worker threads (each with its own connections and key stream).
-    #[arg(long, value_name = "T", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, value_name = "T", default_value_t = 4, value_parser = flags::whole::<u32>(1, 256, "threads"))]
     threads: u32,
     /// Milliseconds added to every database read (a remote database).
-    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    #[arg(long, value_name = "MS", default_value_t = 0.0,
+          value_parser = flags::number(|x| (0.0..=10_000.0).contains(&x), "give 0 to 10,000 milliseconds"))]
     db_latency: f64,
     /// Bytes per value.
-    #[arg(long, value_name = "B", default_value_t = 100)]
+    #[arg(long, value_name = "B", default_value_t = 100,
+          value_parser = flags::whole::<usize>(1, 1 << 20, "bytes"))]
     value_size: usize,
     /// Seconds per reported interval.
-    #[arg(long, value_name = "S", default_value_t = 0.5)]
+    #[arg(long, value_name = "S", default_value_t = 0.5, value_parser = flags::seconds())]
     interval: f64,
     /// Least seconds of paced warm-up before the change.
-    #[arg(long, value_name = "S", default_value_t = 3.0)]
+    #[arg(long, value_name = "S", default_value_t = 3.0, value_parser = flags::seconds())]
     warmup: f64,
     /// Most seconds of warm-up (the change happens then even if the hit
-    /// rate is not steady).
-    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    /// rate is not steady); at least `--warmup`.
+    #[arg(long, value_name = "S", default_value_t = 30.0, value_parser = flags::seconds())]
     warmup_max: f64,
     /// Least seconds after the change.
-    #[arg(long, value_name = "S", default_value_t = 3.0)]
+    #[arg(long, value_name = "S", default_value_t = 3.0, value_parser = flags::seconds())]
     after_min: f64,
     /// Most seconds after the change (the run ends earlier once the
-    /// database load has been within 10 % of steady for 3 intervals).
-    #[arg(long, value_name = "S", default_value_t = 120.0)]
+    /// database load has been within 10 % of steady for 3 intervals); at
+    /// least `--after-min`.
+    #[arg(long, value_name = "S", default_value_t = 120.0, value_parser = flags::seconds())]
     after_max: f64,
     /// Seed of the key streams (the same for every placement).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = flags::whole::<u64>(0, u64::MAX, ""))]
     seed: u64,
     /// Follow live membership in etcd: etcd://HOST:PORT[/PREFIX]. Each
     /// server joins with `ringwise join`.
@@ -139,7 +155,7 @@ struct Args {
     #[arg(long, value_name = "PATH")]
     ringwise: Option<PathBuf>,
     /// Lease TTL of the registrars, seconds (`--membership`).
-    #[arg(long, value_name = "S", default_value_t = 3)]
+    #[arg(long, value_name = "S", default_value_t = 3, value_parser = flags::whole::<u64>(2, 86_400, "seconds"))]
     ttl: u64,
     /// Output: the text table or one JSON document.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -175,18 +191,25 @@ fn main() {
         Ok(()) => {}
         Err(err) => {
             eprintln!("ringwise-cachebench: {err:#}");
+            // Every error is given its code where it is made or caught
+            // (`bench`); a failed write is 74; one without either is a
+            // server the run lost on the way (69).
             std::process::exit(exit_code(&err));
         }
     }
 }
 
-/// 74 (EX_IOERR, as `ringwise`'s table) when writing an output failed:
-/// the chart, the table or the JSON document; 1 otherwise.
+/// The code of [`failure::Failure`] in `err`'s chain; else 74 (EX_IOERR,
+/// as `ringwise`'s table) when writing an output failed: the chart, the
+/// table or the JSON document; else 69.
 fn exit_code(err: &anyhow::Error) -> i32 {
+    if let Some(code) = failure::code_of(err) {
+        return code.into();
+    }
     let written = err
         .chain()
         .any(|e| e.is::<ringwise_sim::files::WriteError>() || e.is::<StdoutError>());
-    if written { 74 } else { 1 }
+    if written { 74 } else { 69 }
 }
 
 /// Writing to stdout failed (the table, the JSON document, the intervals).
@@ -258,31 +281,35 @@ fn on_signals(stop: Arc<AtomicBool>) {
     });
 }
 
-/// Checks the options, then runs every placement in turn.
+/// Checks the options, then runs every placement in turn. Exit codes
+/// (`failure`): the options 2, the scratch database and the outputs 74,
+/// the servers and etcd a placement's run needs 69.
 fn bench(args: &Args, stop: &Arc<AtomicBool>) -> Result<()> {
-    let change = change(args)?;
-    let (work, timing) = settings(args)?;
-    let etcd = etcd_target(args)?;
-    let dir = scratch_dir()?;
+    let change = change(args).map_err(Failure::usage)?;
+    let (work, timing) = settings(args).map_err(Failure::usage)?;
+    let etcd = etcd_target(args).map_err(Failure::usage)?;
+    let dir = scratch_dir().map_err(Failure::io)?;
     let result = (|| {
         let db = Database::create(
             &dir,
             work.keys,
             work.value_size,
             Duration::from_secs_f64(args.db_latency / 1000.0),
-        )?;
+        )
+        .map_err(Failure::io)?;
         let mut summaries = Vec::new();
         for &algo in &args.algo {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let summary = one(args, algo, change, &work, &timing, &db, etcd.as_ref(), stop)?;
+            let summary = one(args, algo, change, &work, &timing, &db, etcd.as_ref(), stop)
+                .map_err(Failure::unavailable)?;
             if args.format == Format::Text {
                 say_out(&format!("{}\n", report::intervals(&summary)))?;
             }
             summaries.push(summary);
         }
-        output(args, &summaries)
+        output(args, &summaries).map_err(Failure::io)
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
@@ -294,10 +321,6 @@ fn change(args: &Args) -> Result<Change> {
         (_, _, Some(k)) => Change::Kill(k),
         (k, _, _) => Change::Add(k.unwrap_or(1)),
     };
-    let (Change::Add(k) | Change::Remove(k) | Change::Kill(k)) = change;
-    if k == 0 {
-        bail!("--add/--remove/--kill: give at least 1 server");
-    }
     let total = if args.servers.is_empty() {
         args.nodes as usize + if let Change::Add(k) = change { k } else { 0 }
     } else {
@@ -307,14 +330,24 @@ fn change(args: &Args) -> Result<Change> {
     match (change, n) {
         (Change::Add(_), Some(n)) if n >= 1 => {}
         (Change::Add(k), _) => bail!(
-            "--add {k} with --servers: list at least {} servers (the members, then the {k} added)",
-            k + 1
+            "--add {k} with --servers: list at least {} servers (the members, then the {k} added), \
+             not {}",
+            k + 1,
+            args.servers.len()
         ),
         (Change::Remove(k) | Change::Kill(k), Some(n)) if k < n => {}
-        (_, n) => bail!(
-            "--remove/--kill {k}: the cluster has only {} servers; at least one must stay",
-            n.unwrap_or(0)
-        ),
+        (change, n) => {
+            let (flag, k) = match change {
+                Change::Kill(k) => ("--kill", k),
+                Change::Remove(k) | Change::Add(k) => ("--remove", k),
+            };
+            bail!(
+                "{flag} {k}: the cluster has only {} servers; at least one must stay (give \
+                 {flag} 1 to {})",
+                n.unwrap_or(0),
+                n.unwrap_or(0).saturating_sub(1)
+            )
+        }
     }
     if matches!(change, Change::Kill(_)) && !args.servers.is_empty() {
         bail!("--kill stops server processes: it needs servers started here, not --servers");
@@ -322,45 +355,21 @@ fn change(args: &Args) -> Result<Change> {
     Ok(change)
 }
 
+/// The workload and the timing. Each value's own range was checked when
+/// it was parsed (`flags`); what is left are the pairs of options.
 fn settings(args: &Args) -> Result<(Workload, Timing)> {
-    let positive = |x: f64, what: &str| -> Result<Duration> {
-        if x.is_finite() && x > 0.0 && x < 1e6 {
-            Ok(Duration::from_secs_f64(x))
-        } else {
-            Err(anyhow!("{what}: give a number of seconds above 0, not {x}"))
+    let positive = |x: f64| Duration::from_secs_f64(x);
+    for (least, least_flag, most, most_flag) in [
+        (args.warmup, "--warmup", args.warmup_max, "--warmup-max"),
+        (args.after_min, "--after-min", args.after_max, "--after-max"),
+    ] {
+        if least > most {
+            bail!(
+                "{least_flag} {least} is more than {most_flag} {most}: give {least_flag} at \
+                 most {most_flag}"
+            );
         }
-    };
-    if !(args.hit_rate > 0.0 && args.hit_rate < 1.0) {
-        bail!(
-            "--hit-rate: give a fraction between 0 and 1 (0.95), not {}",
-            args.hit_rate
-        );
     }
-    if !(1..=50_000_000).contains(&args.keys) {
-        bail!("--keys: give 1 to 50,000,000, not {}", args.keys);
-    }
-    if !(args.zipf >= 0.0 && args.zipf <= 10.0) {
-        bail!(
-            "--zipf: give an exponent from 0 (uniform) to 10, not {}",
-            args.zipf
-        );
-    }
-    if !(args.rps >= 1.0 && args.rps <= 1e7) {
-        bail!(
-            "--rps: give 1 to 10,000,000 requests per second, not {}",
-            args.rps
-        );
-    }
-    if !(args.db_latency >= 0.0 && args.db_latency <= 10_000.0) {
-        bail!("--db-latency: give 0 to 10,000 ms, not {}", args.db_latency);
-    }
-    if args.value_size == 0 || args.value_size > 1 << 20 {
-        bail!(
-            "--value-size: give 1 to 1,048,576 bytes, not {}",
-            args.value_size
-        );
-    }
-    positive(args.detect, "--detect")?;
     let work = Workload {
         keys: args.keys,
         hit_rate: args.hit_rate,
@@ -371,11 +380,11 @@ fn settings(args: &Args) -> Result<(Workload, Timing)> {
         seed: args.seed,
     };
     let timing = Timing {
-        interval: positive(args.interval, "--interval")?,
-        warmup: positive(args.warmup, "--warmup")?,
-        warmup_max: positive(args.warmup_max, "--warmup-max")?,
-        after_min: positive(args.after_min, "--after-min")?,
-        after_max: positive(args.after_max, "--after-max")?,
+        interval: positive(args.interval),
+        warmup: positive(args.warmup),
+        warmup_max: positive(args.warmup_max),
+        after_min: positive(args.after_min),
+        after_max: positive(args.after_max),
     };
     Ok((work, timing))
 }
@@ -386,9 +395,6 @@ fn etcd_target(args: &Args) -> Result<Option<EtcdTarget>> {
     };
     if !args.servers.is_empty() {
         bail!("--membership starts the servers it registers: it cannot use --servers");
-    }
-    if !(2..=86_400).contains(&args.ttl) {
-        bail!("--ttl: give 2 to 86,400 seconds, not {}", args.ttl);
     }
     let ringwise = args.ringwise.clone().unwrap_or_else(|| {
         let beside = std::env::current_exe()

@@ -263,7 +263,7 @@ impl Etcd {
         command.args(["--name", &name(i), "--address", &self.addresses[i]]);
         command.args(["--ttl", &self.target.ttl.to_string()]);
         let child = Child::spawn(
-            &mut command,
+            &command,
             "ringwise join",
             "build the ringwise CLI (cargo build --release -p ringwise-cli) or pass --ringwise PATH",
         )?;

@@ -3,7 +3,11 @@
 //! registrars of `--membership etcd://`: every child is killed by its pid
 //! when its [`Child`] guard is dropped, however the run ends (an error, a
 //! panic unwinding, SIGINT or SIGTERM, which set the stop flag that every
-//! loop checks). Only a SIGKILL of this program itself leaves them behind.
+//! loop checks). A SIGKILL of this program runs no guard: for that, each
+//! child is started through util-linux's `setpriv --pdeathsig KILL`, so
+//! the kernel kills it when the thread that started it ends. Every child
+//! is started from the main thread (servers before the run, the change
+//! from the run's own loop), which lives as long as the process.
 
 use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
@@ -17,36 +21,81 @@ use anyhow::{Context, Result, bail};
 /// How long a started memcached gets to accept connections.
 const READY_WITHIN: Duration = Duration::from_secs(10);
 
-/// A child process killed by its pid on drop.
+/// util-linux's setpriv (Debian's essential packages install it), by
+/// its absolute path: `setpriv --pdeathsig KILL -- PROGRAM ARGS` sets the
+/// parent-death signal and execs PROGRAM, which keeps its pid. `unsafe`
+/// is forbidden here, so there is no `pre_exec` to call prctl ourselves.
+const SETPRIV: &str = "/usr/bin/setpriv";
+
+/// A child process killed by its pid on drop, and by the kernel when this
+/// program dies (see the module's doc).
 #[derive(Debug)]
 pub struct Child {
     child: std::process::Child,
 }
 
+/// Why `program` cannot be executed, as the kernel's execvp would find it
+/// (a bare name on PATH, a path as is); `None` when it can. setpriv would
+/// start either way and then exit 127 or 126, so the program is looked
+/// up first: the error then says where it was looked for.
+fn not_runnable(program: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let runnable = |path: &Path| {
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.components().count() > 1 {
+        return match (program.exists(), runnable(program)) {
+            (_, true) => None,
+            (true, false) => Some(format!("{} is not an executable file", program.display())),
+            (false, _) => Some(format!("no program {}", program.display())),
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    match std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))) {
+        true => None,
+        false => Some(format!("no program \"{}\" on PATH", program.display())),
+    }
+}
+
 impl Child {
-    /// Starts `command`; `what` names it in errors, `hint` says what to
-    /// do when it cannot start. The error is one line: the program (not
-    /// the whole command line), where it was looked for, and the hint.
-    pub fn spawn(command: &mut Command, what: &str, hint: &str) -> Result<Child> {
-        let spawned = command
+    /// Starts `command` through `setpriv --pdeathsig KILL`; `what` names
+    /// it in errors, `hint` says what to do when it cannot start. The
+    /// error is one line: the program (not the whole command line), where
+    /// it was looked for, and the hint. Call it from the main thread: the
+    /// parent-death signal fires when the spawning thread ends.
+    pub fn spawn(command: &Command, what: &str, hint: &str) -> Result<Child> {
+        let program = Path::new(command.get_program());
+        if let Some(place) = not_runnable(program) {
+            bail!("cannot start {what}: {place}; {hint}");
+        }
+        if not_runnable(Path::new(SETPRIV)).is_some() {
+            bail!(
+                "cannot start {what}: no program {SETPRIV} (util-linux's setpriv, which makes \
+                 every server started here die with this program, even by SIGKILL); install \
+                 util-linux (Debian: apt-get install util-linux)"
+            );
+        }
+        let mut wrapped = Command::new(SETPRIV);
+        wrapped.args(["--pdeathsig", "KILL", "--"]);
+        wrapped.arg(program).args(command.get_args());
+        for (key, value) in command.get_envs() {
+            match value {
+                Some(value) => wrapped.env(key, value),
+                None => wrapped.env_remove(key),
+            };
+        }
+        if let Some(dir) = command.get_current_dir() {
+            wrapped.current_dir(dir);
+        }
+        let spawned = wrapped
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn();
         match spawned {
             Ok(child) => Ok(Child { child }),
-            Err(e) => {
-                let program = Path::new(command.get_program());
-                // A bare name is looked for on PATH; a path is taken as is.
-                let place = match program.components().count() {
-                    1 => format!("no program \"{}\" on PATH", program.display()),
-                    _ => format!("no program {}", program.display()),
-                };
-                match e.kind() {
-                    ErrorKind::NotFound => bail!("cannot start {what}: {place}; {hint}"),
-                    _ => bail!("cannot start {what} ({}): {e}; {hint}", program.display()),
-                }
-            }
+            Err(e) => bail!("cannot start {what} ({SETPRIV}): {e}; {hint}"),
         }
     }
 
@@ -107,7 +156,7 @@ impl Memcached {
         // memcached refuses to run as root without -u; ignored otherwise.
         command.args(["-u", "root"]);
         let mut process = Child::spawn(
-            &mut command,
+            &command,
             "memcached",
             "install Debian's `memcached` (scripts/install-test-deps does), or pass \
              --memcached PATH, or use running servers with --servers",

@@ -10,6 +10,7 @@ use ringwise::wire::{cell_value, md5_le32x4};
 use ringwise::{Flavor, Ketama, Members, Node, NodeTable, PointScheme};
 
 use crate::errors::to_py;
+use crate::inputs::refuse_lone_text;
 
 /// The MD5 digest of `str(key)` (UTF-8), as uhashring hashes a key.
 fn key_digest(key: &Bound<'_, PyAny>) -> PyResult<[u32; 4]> {
@@ -77,8 +78,10 @@ pub fn uhashring_hashi<'py>(
 #[pyfunction]
 pub fn uhashring_continuum<'py>(
     py: Python<'py>,
-    nodes: Vec<(Bound<'py, PyString>, u64)>,
+    nodes: &Bound<'py, PyAny>,
 ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    refuse_lone_text(nodes, "uhashring_continuum", "(name, weight) pairs", "pair")?;
+    let nodes: Vec<(Bound<'py, PyString>, u64)> = nodes.extract()?;
     let mut listed_nodes = Vec::with_capacity(nodes.len());
     for (name, weight) in &nodes {
         listed_nodes.push(Node::new(name.to_cow()?).weight(*weight as f64));

@@ -2,7 +2,8 @@
 //!
 //! No algorithm lives here: this crate converts Python values to the
 //! library's types and back ([`placement`], [`simulate`], and [`compat`]
-//! for uhashring's ketama views) and maps the
+//! for uhashring's ketama views), reads what they are given from outside
+//! ([`inputs`]: capped cluster files, iterables of keys or nodes) and maps the
 //! library's errors to Python exceptions in one place ([`errors`]). The
 //! Python layer (`python/ringwise/__init__.py`) re-exports it and adds the
 //! per-algorithm convenience classes; `python/ringwise/_ringwise.pyi` types it.
@@ -12,6 +13,7 @@ use pyo3::types::PyTuple;
 
 mod compat;
 mod errors;
+mod inputs;
 mod placement;
 mod simulate;
 

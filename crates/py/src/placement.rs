@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use pyo3::exceptions::{PyOSError, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use ringwise::{
@@ -13,7 +13,8 @@ use ringwise::{
     Settings,
 };
 
-use crate::errors::{empty, to_py};
+use crate::errors::{empty, raise, to_py};
+use crate::inputs::{check_cluster_text, read_cluster_file, refuse_lone_text};
 
 /// An immutable placement snapshot: an algorithm over nodes, with the hash
 /// its keys go through. Thread-safe to share; `with_node` and
@@ -139,12 +140,12 @@ fn nodes_from(nodes: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Node>> {
     let Some(nodes) = nodes.filter(|n| !n.is_none()) else {
         return Ok(Vec::new());
     };
-    if nodes.is_instance_of::<PyString>() || nodes.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err(
-            "nodes must be an iterable of names or (name, weight) tuples, or a {name: weight} \
-             mapping; a single str is not (write [name])",
-        ));
-    }
+    refuse_lone_text(
+        nodes,
+        "Placement",
+        "nodes (names or (name, weight) tuples) or a {name: weight} mapping",
+        "name",
+    )?;
     let items = match nodes.cast::<PyDict>() {
         Ok(dict) => dict.items().into_any(),
         Err(_) if nodes.hasattr("items")? && nodes.hasattr("keys")? => {
@@ -152,26 +153,47 @@ fn nodes_from(nodes: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Node>> {
         }
         Err(_) => nodes.clone(),
     };
-    items.try_iter()?.map(|item| node_from(&item?)).collect()
+    // At most the core's node cap is taken from the iterable: an endless
+    // generator is refused after MAX_NODES + 1 items, not after memory.
+    let mut listed = Vec::new();
+    for item in items.try_iter()? {
+        if listed.len() == ringwise::MAX_NODES {
+            return Err(raise(
+                "Error",
+                format!(
+                    "more than {} nodes given, the most one cluster may have: split the \
+                     cluster, or check the input for a runaway iterable",
+                    ringwise::MAX_NODES
+                ),
+            ));
+        }
+        listed.push(node_from(&item?)?);
+    }
+    Ok(listed)
 }
 
 #[pymethods]
 impl Placement {
     /// A placement from a cluster file's text (TOML), as `ringwise
-    /// --cluster` reads it.
+    /// --cluster` reads it: at most 64 MiB, as a file (`ClusterFileError`
+    /// above it, before parsing). Cost: O(text) to parse, then the
+    /// algorithm's build.
     #[staticmethod]
     fn from_toml(py: Python<'_>, text: &str) -> PyResult<Self> {
+        check_cluster_text(text)?;
         let spec = ClusterSpec::from_toml(text).map_err(to_py)?;
         let keyed = spec.build().map_err(to_py)?;
         let listed = spec.join_order().into_iter().map(|n| n.name).collect();
         Ok(Placement::new(py, keyed, listed))
     }
 
-    /// A placement from a cluster file.
+    /// A placement from a cluster file, read as `ringwise --cluster` reads
+    /// one: at most 64 MiB (a bigger file, `/dev/zero`, is refused after
+    /// reading one byte past the cap), UTF-8, with the GIL released while
+    /// reading.
     #[staticmethod]
     fn from_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
+        let text = read_cluster_file(py, &path)?;
         Placement::from_toml(py, &text)
     }
 
@@ -256,6 +278,13 @@ impl Placement {
     /// the GIL released while hashing and resolving. `indices=True`: node
     /// indices into `nodes_by_index()` (a numpy uint32 array when numpy is
     /// importable, else `array.array("I")`).
+    ///
+    /// `keys` is an iterable of keys, never one `str`/`bytes` (whose items
+    /// are characters or byte values: `TypeError`). Cost: every key is
+    /// held at once (the sum of their lengths plus about 24 bytes a key,
+    /// and the result, one entry a key), so an iterator that never ends
+    /// never returns; give a stream in batches (`itertools.islice`). A
+    /// pending signal (Ctrl-C) is checked every 65,536 keys.
     #[pyo3(signature = (keys, *, indices=false))]
     fn locate_many<'py>(
         &self,
@@ -266,6 +295,7 @@ impl Placement {
         // Every key's bytes, end to end, under the GIL: one encoding of the
         // joined keys when they are a list or tuple of ASCII str (no
         // per-key bytes object), else each key's bytes copied in turn.
+        refuse_lone_text(keys, "locate_many", "keys", "key")?;
         let mut ends: Vec<usize> = Vec::new();
         let encoded = ascii_joined(keys, &mut ends)?;
         let joined = match &encoded {
@@ -278,6 +308,11 @@ impl Placement {
                     let key = key?;
                     bytes.extend_from_slice(&key_bytes(&key)?);
                     ends.push(bytes.len());
+                    // A C iterator (itertools.repeat) runs no bytecode, so
+                    // Python would never see a Ctrl-C on its own.
+                    if ends.len() % (1 << 16) == 0 {
+                        py.check_signals()?;
+                    }
                 }
                 Cow::Owned(bytes)
             }

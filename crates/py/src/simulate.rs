@@ -10,6 +10,7 @@ use ringwise::{Algorithm, InSimulate, Param, ParamValue, Params, StableHash};
 use ringwise_sim::{Config, Experiment, Quiet};
 
 use crate::errors::{config_to_py, raise, sim_to_py, to_py};
+use crate::inputs::refuse_lone_text;
 
 /// The version of the CLI's JSON documents (`"version"`), as `ringwise
 /// simulate --format json` writes it.
@@ -82,6 +83,13 @@ fn int_list(option: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
     if let Ok(one) = value.extract::<u32>() {
         return Ok(vec![one]);
     }
+    // bytes would extract as a list of its byte values.
+    refuse_lone_text(
+        value,
+        &format!("simulate({option}=...)"),
+        "ints (or a \"1,10\" str)",
+        "int",
+    )?;
     value.extract::<Vec<u32>>()
 }
 
@@ -143,7 +151,15 @@ pub fn simulate(py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult
                     .map(|s| s.trim().to_owned())
                     .filter(|s| !s.is_empty())
                     .collect(),
-                Err(_) => list.extract()?,
+                Err(_) => {
+                    refuse_lone_text(
+                        &list,
+                        "simulate(experiments=...)",
+                        "experiment names (or a \"a,b\" str)",
+                        "name",
+                    )?;
+                    list.extract()?
+                }
             };
             let mut experiments = Vec::new();
             for name in names {

@@ -23,7 +23,7 @@ use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -131,7 +131,7 @@ fn start(upstreams: &[Upstream]) -> Result<Guard, String> {
     let dir = super::process::scratch_dir("ringwise-nginx");
     let conf = dir.join("nginx.conf");
     fs::write(&conf, nginx_conf(&dir, upstreams)).expect("write nginx.conf");
-    let mut command = Command::new(nginx_binary());
+    let mut command = super::process::server(nginx_binary());
     command
         .arg("-p")
         .arg(&dir)

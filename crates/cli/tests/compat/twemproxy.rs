@@ -261,7 +261,7 @@ fn stats_pid(port: u16) -> std::io::Result<u32> {
 fn memcached(port: u16) -> Running {
     let dir = scratch_dir("ringwise-memcached");
     let log = File::create(dir.join("log")).expect("create the log file");
-    let mut command = Command::new("memcached");
+    let mut command = process::server("memcached");
     command
         .args(["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0"])
         .args(["-u", "root", "-t", "1"])
@@ -308,7 +308,7 @@ fn nutcracker(config: &Config, servers: &[Server]) -> Running {
             .arg(&conf),
         INSTALL_HINT,
     );
-    let mut command = Command::new(nutcracker_binary());
+    let mut command = process::server(nutcracker_binary());
     command
         .arg("-c")
         .arg(&conf)

@@ -67,7 +67,9 @@ def rendezvous(key: str, nodes: Iterable[str]) -> str:
 
     Exactly ``max(nodes, key=lambda node: ring_hash(f"{node}:{key}"))``: the
     node whose ``ring_hash(f"{node}:{key}")`` is largest (the first listed of
-    equal ones); ``ValueError`` for no nodes, as ``max`` raises. Kept in
+    equal ones); ``ValueError`` for no nodes, as ``max`` raises. One
+    ``str`` (or ``bytes``...) as ``nodes`` raises ``TypeError``: the article's
+    ``max`` would pick one of its characters. Kept in
     Python on purpose: the article's text (``node:key``) is not the layout of
     ringwise's own ``Rendezvous`` algorithm, and at the article's sizes (tens
     of nodes) the MD5s dominate anyway.
@@ -75,6 +77,11 @@ def rendezvous(key: str, nodes: Iterable[str]) -> str:
     >>> rendezvous("user:42", ["cache-a", "cache-b", "cache-c"]) in {"cache-a", "cache-b", "cache-c"}
     True
     """
+    if isinstance(nodes, (str, bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"rendezvous expects an iterable of nodes, got a {type(nodes).__name__}:"
+            " wrap one node in a list"
+        )
     return max(nodes, key=lambda node: ring_hash(f"{node}:{key}"))
 
 

@@ -11,11 +11,11 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use super::process::{Guard, free_port, scratch_dir};
+use super::process::{self, Guard, free_port, scratch_dir};
 
 const INSTALL_HINT: &str = "run scripts/install-test-deps (it installs the Debian package \
                             `redis-server`); this test is never skipped";
@@ -33,7 +33,7 @@ impl Server {
         let dir = scratch_dir(tag);
         let log = File::create(dir.join("redis.log")).expect("create the log file");
         let port = free_port();
-        let mut command = Command::new("redis-server");
+        let mut command = process::server("redis-server");
         command
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--cluster-enabled", "yes", "--cluster-config-file"])
