@@ -408,10 +408,13 @@ impl Contents {
         let mut settings = Settings::default();
         for (key, value) in object {
             let wrong = |expected: &str| {
-                bad(format!(
-                    "`{key}`: expected {expected}, not {}",
-                    shown(value)
-                ))
+                // Never quote a secret's value, even a malformed one: it
+                // reaches `watch`'s warnings and the logs.
+                let given = match key.as_str() {
+                    "secret" => "something else (the value is not shown)".to_owned(),
+                    _ => shown(value),
+                };
+                bad(format!("`{key}`: expected {expected}, not {given}"))
             };
             let text = || {
                 value

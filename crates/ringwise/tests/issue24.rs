@@ -456,3 +456,24 @@ fn a_zone_name_follows_the_node_name_rule() {
     let err = Node::new("a").zone("").validate().expect_err("empty");
     assert!(matches!(err, Error::InvalidZone { .. }), "{err}");
 }
+
+/// Item 2's sibling: a `secret` of the wrong kind (a number, a list) made
+/// TOML's message quote the value, secret digits included. The error names
+/// the line and the field, says what to write, and never shows the value.
+#[test]
+fn a_secret_of_the_wrong_kind_is_never_quoted() {
+    for value in [
+        "112233445566778899",
+        "[112233445566778899]",
+        "1122334455.66778899",
+        "{ x = 112233445566778899 }",
+    ] {
+        let text = format!("hash = \"siphash\"\nsecret = {value}\n[[nodes]]\nname = \"a\"\n");
+        let error = ringwise::ClusterSpec::from_toml(&text).expect_err("refused");
+        let message = error.to_string();
+        assert!(!message.contains("112233445566778899"), "{value}: {message}");
+        assert!(!message.contains("66778899"), "{value}: {message}");
+        assert!(message.contains("line 2"), "{value}: {message}");
+        assert!(message.contains("32 hex digits"), "{value}: {message}");
+    }
+}

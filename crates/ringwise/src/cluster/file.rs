@@ -198,10 +198,23 @@ impl ClusterSpec {
         // Before parsing: the parser holds everything it reads (issue 24
         // item 5), so the file's structure is budgeted on its text first.
         scan::check(text)?;
-        let raw: RawCluster = toml::from_str(text).map_err(|e| Error::ClusterFile {
-            line: e.span().map(|s| line_of(text, s.start)),
-            field: None,
-            message: plain_words(e.message().trim()),
+        let raw: RawCluster = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, s.start));
+            // TOML's message quotes the value: never a secret's.
+            match e.span().filter(|s| is_secret_line(text, s.start)) {
+                Some(_) => Error::ClusterFile {
+                    line,
+                    field: Some("secret".into()),
+                    message: "`secret` is 32 hex digits in quotes, e.g. secret = \"00ff...\" \
+                              (the value given is not shown)"
+                        .into(),
+                },
+                None => Error::ClusterFile {
+                    line,
+                    field: None,
+                    message: plain_words(e.message().trim()),
+                },
+            }
         })?;
         let settings = Settings {
             algorithm: raw.algorithm.as_ref().map(|a| a.get_ref().clone()),
@@ -444,6 +457,16 @@ fn plain_words(message: &str) -> String {
         message = message.replace(rust, plain);
     }
     message
+}
+
+/// Whether the line holding byte `offset` gives the key `secret`: its
+/// errors must not quote the value (issue 24 item 2).
+fn is_secret_line(text: &str, offset: usize) -> bool {
+    let end = offset.min(text.len());
+    let start = text[..end].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].trim_start();
+    let key = line.strip_prefix("secret").or_else(|| line.strip_prefix("\"secret\""));
+    key.is_some_and(|rest| rest.trim_start().starts_with('='))
 }
 
 /// 1-based line of a byte offset.
