@@ -217,3 +217,16 @@ def test_placement_refuses_a_str_of_nodes():
 
 def test_simulate_list_options_still_take_their_str_form():
     assert ringwise.simulate(keys=1000, nodes=3, vnodes="1,10", experiments="seeds")["version"] == 1
+
+
+def test_capacity_zero_is_refused_and_leaving_it_out_is_the_default():
+    """``capacity=0`` silently meant the default (twice the nodes, at
+    least 256): it is refused by name, as in a cluster file and in etcd;
+    leaving it out (``None``) is the default."""
+    for cls in (ringwise.Anchor, ringwise.Dx):
+        with pytest.raises(ValueError, match="capacity"):
+            cls(["a", "b"], capacity=0)
+        assert cls(["a", "b"]).nodes == ["a", "b"]
+        assert cls(["a", "b"], capacity=8).nodes == ["a", "b"]
+    with pytest.raises(ValueError, match="4194304"):
+        ringwise.Placement(["a"], algorithm="anchor", capacity=0)

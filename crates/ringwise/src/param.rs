@@ -136,7 +136,7 @@ macro_rules! for_each_param {
                     default twice the nodes, at least 256; at most 4194304). A new capacity \
                     moves keys",
                 simulate: WhenSet,
-                python: u32 = 0,
+                python: Option<u64> = None,
             }
         }
     };
