@@ -23,7 +23,8 @@
 //! - 69 (EX_UNAVAILABLE): etcd cannot be reached or refused the request
 //!   (`join`, `watch`, `config`, `--etcd`); a name another live process
 //!   holds (`join --name`) is 2, a bad value stored in etcd 65;
-//! - 74 (EX_IOERR): reading keys, writing results or writing charts failed.
+//! - 74 (EX_IOERR): reading keys, writing results, charts, cluster files or
+//!   man pages failed (help and `--version` included).
 
 use std::io::ErrorKind;
 use std::process::ExitCode;
@@ -40,7 +41,8 @@ Exit codes (every command):
       a key line over 1 MiB
   66  the cluster file cannot be read
   69  etcd cannot be reached (within --etcd-timeout) or refused the request
-  74  I/O error reading keys or writing results or charts";
+  74  I/O error reading keys or writing results, charts, cluster files or man
+      pages (help and --version included)";
 
 /// An error with the exit code it maps to.
 #[derive(Debug)]
