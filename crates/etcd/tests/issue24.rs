@@ -165,7 +165,9 @@ fn a_config_that_is_not_an_object_is_refused_with_what_it_is() {
         // A secret of the wrong kind is refused without its value: the
         // message reaches watch's warnings and the logs.
         let numeric = r#"{"hash": "siphash", "secret": 112233445566778899}"#;
-        raw.put(config_key(PREFIX), numeric, None).await.expect("put");
+        raw.put(config_key(PREFIX), numeric, None)
+            .await
+            .expect("put");
         match ringwise_etcd::read(&connection, PREFIX).await {
             Err(Error::InvalidValue { message, .. }) => {
                 assert!(message.contains("`secret`"), "{message}");

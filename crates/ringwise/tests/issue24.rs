@@ -471,7 +471,10 @@ fn a_secret_of_the_wrong_kind_is_never_quoted() {
         let text = format!("hash = \"siphash\"\nsecret = {value}\n[[nodes]]\nname = \"a\"\n");
         let error = ringwise::ClusterSpec::from_toml(&text).expect_err("refused");
         let message = error.to_string();
-        assert!(!message.contains("112233445566778899"), "{value}: {message}");
+        assert!(
+            !message.contains("112233445566778899"),
+            "{value}: {message}"
+        );
         assert!(!message.contains("66778899"), "{value}: {message}");
         assert!(message.contains("line 2"), "{value}: {message}");
         assert!(message.contains("32 hex digits"), "{value}: {message}");

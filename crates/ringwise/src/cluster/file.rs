@@ -465,7 +465,9 @@ fn is_secret_line(text: &str, offset: usize) -> bool {
     let end = offset.min(text.len());
     let start = text[..end].rfind('\n').map_or(0, |i| i + 1);
     let line = text[start..].trim_start();
-    let key = line.strip_prefix("secret").or_else(|| line.strip_prefix("\"secret\""));
+    let key = line
+        .strip_prefix("secret")
+        .or_else(|| line.strip_prefix("\"secret\""));
     key.is_some_and(|rest| rest.trim_start().starts_with('='))
 }
 
