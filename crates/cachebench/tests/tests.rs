@@ -254,9 +254,10 @@ fn a_killed_server_leaves_when_its_lease_expires() {
     assert_eq!(last["errors"], 0, "etcd dropped the server: {last}");
 }
 
-#[test]
-fn sigint_stops_every_server() {
-    let mut child = long_run();
+/// A [`long_run`] once its 4 servers are up (or 30 s have passed): the
+/// child, its PID and the servers' PIDs.
+fn long_run_with_servers() -> (std::process::Child, u32, Vec<u64>) {
+    let child = long_run();
     let pid = child.id();
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut servers = children(pid);
@@ -264,10 +265,21 @@ fn sigint_stops_every_server() {
         sleep(Duration::from_millis(50));
         servers = children(pid);
     }
+    (child, pid, servers)
+}
+
+/// Sends `signal` (`-INT`, `-KILL`) to `pid` with kill(1).
+fn signal(pid: u32, signal: &str) {
     let sent = Command::new("kill")
-        .args(["-INT", &pid.to_string()])
+        .args([signal, &pid.to_string()])
         .status();
-    assert!(sent.is_ok_and(|s| s.success()), "kill -INT");
+    assert!(sent.is_ok_and(|s| s.success()), "kill {signal}");
+}
+
+#[test]
+fn sigint_stops_every_server() {
+    let (mut child, pid, servers) = long_run_with_servers();
+    signal(pid, "-INT");
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Ok(Some(status)) = child.try_wait() {
@@ -500,18 +512,8 @@ fn memcached_alive(pid: u64) -> bool {
 /// the test polls for that within a bound and asserts nothing about time.
 #[test]
 fn a_sigkilled_cachebench_leaves_no_memcached() {
-    let mut child = long_run();
-    let pid = child.id();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut servers = children(pid);
-    while servers.len() < 4 && Instant::now() < deadline {
-        sleep(Duration::from_millis(50));
-        servers = children(pid);
-    }
-    let sent = Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status();
-    assert!(sent.is_ok_and(|s| s.success()), "kill -KILL");
+    let (mut child, pid, servers) = long_run_with_servers();
+    signal(pid, "-KILL");
     let status = child.wait().expect("the run is reaped");
     assert_eq!(status.code(), None, "ended by SIGKILL: {status}");
     assert_eq!(

@@ -3,7 +3,9 @@
 
 use ringwise::{Algorithm, ClusterSpec, Error, StableHash};
 
-fn error(text: &str) -> (Option<usize>, Option<String>, String) {
+/// The line, field and message of the cluster-file error `text` gives
+/// (also used by `issue24`).
+pub(crate) fn error(text: &str) -> (Option<usize>, Option<String>, String) {
     match ClusterSpec::from_toml(text) {
         Err(Error::ClusterFile {
             line,

@@ -14,15 +14,9 @@ fn names(n: usize) -> Vec<Node> {
     (0..n).map(|i| Node::new(format!("node-{i}"))).collect()
 }
 
+/// The line, field and message of the cluster-file error `text` gives.
 fn file_error(text: &str) -> (Option<usize>, Option<String>, String) {
-    match ClusterSpec::from_toml(text) {
-        Err(Error::ClusterFile {
-            line,
-            field,
-            message,
-        }) => (line, field, message),
-        other => panic!("expected a cluster file error, got {other:?}"),
-    }
+    crate::cluster_file::error(text)
 }
 
 // Item 3.
