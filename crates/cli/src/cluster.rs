@@ -22,6 +22,7 @@ use clap::Args;
 use ringwise::{
     Algorithm, AnyPlacement, ClusterSpec, Error, HashTag, Keyed, Param, StableHash, point_count,
 };
+use ringwise_sim::input;
 
 use crate::Failure;
 use crate::algo::AlgoArgs;
@@ -237,11 +238,6 @@ fn note_slow_build(spec: &ClusterSpec) {
     }
 }
 
-/// The largest cluster file read: 64 MiB, 20 times a 100,000-node file
-/// (about 3 MB). A bigger one (`--cluster /dev/urandom`) is refused after
-/// reading at most one byte past the cap, not after gigabytes.
-const MAX_CLUSTER_FILE_BYTES: u64 = 64 << 20;
-
 /// The cluster held in etcd under `prefix` now.
 fn read_etcd(connection: &ringwise_etcd::Connection, prefix: &str) -> Result<ClusterSpec, Failure> {
     let read = crate::live::block_on(ringwise_etcd::read(connection, prefix))?;
@@ -283,40 +279,25 @@ fn read_text(path: &Path) -> Result<String, Failure> {
 }
 
 /// The bytes of the cluster file at `path`, read through the 64 MiB cap
-/// ([`MAX_CLUSTER_FILE_BYTES`]): every command that reads a cluster file
-/// comes here (`plan --allocate` too, before it looks for a blank file).
+/// (`ringwise_sim::input`, the reader Python shares): every command that
+/// reads a cluster file comes here (`plan --allocate` too, before it looks
+/// for a blank file).
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Failure> {
-    use std::io::Read as _;
-    let unreadable = |e: std::io::Error| {
-        Failure::no_input(
-            anyhow::Error::new(e).context(format!("cannot read cluster file {}", path.display())),
-        )
-    };
-    let file = std::fs::File::open(path).map_err(unreadable)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_CLUSTER_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(unreadable)?;
-    if bytes.len() as u64 > MAX_CLUSTER_FILE_BYTES {
-        return Err(Failure::data(anyhow!(
-            "{}: a cluster file is at most 64 MiB (a 100,000-node file is about 3 MB); \
-             is this the right file?",
-            path.display()
-        )));
-    }
-    Ok(bytes)
+    input::read_cluster_bytes(path).map_err(read_failure)
 }
 
 /// `bytes` as text: a file that is not UTF-8 is bad data.
 fn text(path: &Path, bytes: Vec<u8>) -> Result<String, Failure> {
-    // Read, but not text: bad data, like any other mistake in the file.
-    String::from_utf8(bytes).map_err(|e| {
-        Failure::data(anyhow!(
-            "in {}: the cluster file is not UTF-8 at byte {}; save it as UTF-8 text",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        ))
-    })
+    input::cluster_text(path, bytes).map_err(read_failure)
+}
+
+/// A file that cannot be read is 66; one over the cap or not UTF-8 is bad
+/// data, 65.
+fn read_failure(e: input::ReadError) -> Failure {
+    match e.is_unreadable() {
+        true => Failure::no_input(anyhow::Error::new(e)),
+        false => Failure::data(anyhow::Error::new(e)),
+    }
 }
 
 /// The algorithms whose placement is a ring of points (`as_ring`), from

@@ -26,6 +26,7 @@ pub mod cost;
 mod error;
 pub mod failure;
 pub mod files;
+pub mod input;
 mod keys;
 pub mod modulo;
 pub mod plot;
