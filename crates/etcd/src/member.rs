@@ -451,11 +451,6 @@ impl Contents {
                         },
                     };
                     let value = value.map_err(|e| bad(format!("`{name}`: {e}")))?;
-                    // A written `capacity = 0` would silently mean the
-                    // default: refused as a cluster file refuses it.
-                    param
-                        .check_given(value)
-                        .map_err(|e| bad(format!("`{name}`: {e}")))?;
                     settings.params.push((param, value));
                 }
             }

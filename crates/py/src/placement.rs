@@ -509,9 +509,6 @@ macro_rules! placement_new {
                 settings.secret = secret.map(str::to_owned);
                 settings.hash_tag = hash_tag.map(str::to_owned);
                 $(if let Some(value) = Keyword::value($field, Param::$variant)? {
-                    // `capacity=0` would silently mean the default: refused
-                    // by name, as a cluster file and etcd refuse it.
-                    Param::$variant.check_given(value).map_err(to_py)?;
                     settings.params.push((Param::$variant, value));
                 })+
                 Placement::create(py, nodes, settings)

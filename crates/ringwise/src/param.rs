@@ -470,9 +470,9 @@ impl Param {
     /// Refuses a value that parses as the parameter's type but that a
     /// description may not give: `capacity = 0`, which [`Params`] keeps as
     /// "not set" (twice the nodes, at least 256), so a written 0 would
-    /// silently mean the default. For readers of written descriptions (a
-    /// cluster file; an etcd config); [`Params::set`] still takes 0 as
-    /// "unset".
+    /// silently mean the default. Called by `ClusterSpec::from_parts`, the
+    /// one entrance of every description (a cluster file, an etcd config,
+    /// Python's keywords); [`Params::set`] still takes 0 as "unset".
     pub fn check_given(self, value: ParamValue) -> Result<(), Error> {
         if self == Param::Capacity && value == ParamValue::Count(0) {
             return Err(Error::InvalidParameter {

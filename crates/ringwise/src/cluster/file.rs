@@ -72,7 +72,6 @@ macro_rules! raw_cluster {
                 let mut given = Vec::new();
                 $(if let Some(raw) = &self.$field {
                     let value = <$ty as FromToml>::value(Param::$variant, raw.get_ref())
-                        .and_then(|value| Param::$variant.check_given(value).map(|()| value))
                         .map_err(|e| (raw.span(), stringify!($field), e))?;
                     given.push((Param::$variant, value));
                 })+

@@ -240,8 +240,11 @@ impl ClusterSpec {
         };
         let mut params = Params::DEFAULT;
         for &(param, value) in &settings.params {
-            params
-                .set(param, value)
+            // A given `capacity = 0` would silently mean the default: every
+            // description (file, etcd, Python) is refused here, once.
+            param
+                .check_given(value)
+                .and_then(|()| params.set(param, value))
                 .map_err(|e| reject(Part::Param(param), e))?;
         }
         params.hash = hash_of(settings, algorithm, &params)?;
