@@ -35,6 +35,10 @@ pub struct ClusterArgs {
     /// Cluster file (TOML): algorithm, hash, vnodes, [[nodes]].
     #[arg(long, value_name = "FILE")]
     cluster: Option<PathBuf>,
+    /// --cluster-format KIND and --pool NAME: --cluster is a program's own
+    /// configuration (`import.rs`).
+    #[command(flatten)]
+    peer: crate::import::FormatArgs,
     /// Nodes on the command line: NAME[=WEIGHT][@ZONE],... (weights from
     /// 1e-6 to 1e6; whole numbers for ketama and nginx). Kept in the order
     /// given, which ketama (ties), envoy-ring (point counts), jump and
@@ -93,6 +97,15 @@ impl ClusterArgs {
     fn spec(&self) -> Result<(ClusterSpec, Option<FileAsRead>), Failure> {
         let mut file = None;
         let mut spec = match (&self.cluster, &self.nodes) {
+            (None, _) if self.peer.cluster_format.is_some() || self.peer.pool.is_some() => {
+                return Err(Failure::usage(anyhow!(
+                    "--cluster-format and --pool say how to read --cluster FILE: give it"
+                )));
+            }
+            (Some(path), _) if self.peer.cluster_format.is_some() || self.peer.pool.is_some() => {
+                crate::import::spec_of(path, &self.peer)?
+                    .ok_or_else(|| Failure::usage(anyhow!("--cluster-format without a kind")))?
+            }
             (Some(path), _) => {
                 let text = read_text(path)?;
                 let spec = ClusterSpec::from_toml_unbuilt(&text)
@@ -274,7 +287,7 @@ fn built(path: &Path, text: &str) -> Result<Read, Failure> {
 }
 
 /// The text of the cluster file at `path`: at most 64 MiB, UTF-8.
-fn read_text(path: &Path) -> Result<String, Failure> {
+pub fn read_text(path: &Path) -> Result<String, Failure> {
     text(path, read_bytes(path)?)
 }
 

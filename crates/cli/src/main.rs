@@ -20,6 +20,7 @@ mod algo;
 mod cluster;
 mod failure;
 mod format;
+mod import;
 mod inspect;
 mod keys;
 mod live;
@@ -101,6 +102,18 @@ enum Command {
     /// Cost: one Murmur3 per key, O(key length).
     #[command(after_help = EXIT_CODES)]
     Token(token::Args),
+    /// Print the cluster file of a program's own configuration.
+    ///
+    /// Reads a `nutcracker.yml` pool, an nginx upstream, an Envoy cluster,
+    /// a libmemcached string, `nodetool ring` or `CLUSTER NODES` output as
+    /// that program reads it, and prints the equivalent cluster file; what
+    /// does not change placement becomes a `# note:` line, what ringwise
+    /// does not reproduce is refused with its line. `--cluster FILE
+    /// --cluster-format KIND` reads the file directly.
+    ///
+    /// Cost: one pass over the file and one build of the placement.
+    #[command(after_help = import::kinds_help() + "\n" + EXIT_CODES)]
+    Import(import::Args),
     /// Register this node in etcd and stay until SIGINT or SIGTERM.
     ///
     /// The node is a key under a lease; on SIGINT or SIGTERM the lease is
@@ -165,6 +178,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => plan::run(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Token(args) => token::run(args),
+        Command::Import(args) => import::run(args),
         Command::Join(args) => live::join(args),
         Command::Watch(args) => live::watch(args),
         Command::Config(args) => live::config(args),
