@@ -20,7 +20,7 @@ use ringwise::ClusterSpec;
 use ringwise_import::{ImportError, Kind};
 
 use crate::Failure;
-use crate::cluster::{Read, read_file, read_text};
+use crate::input::read_text;
 
 /// `--cluster-format KIND` and `--pool NAME`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -94,20 +94,6 @@ pub fn spec_of(path: &Path, format: &FormatArgs) -> Result<Option<ClusterSpec>, 
         say!("ringwise: note: in {}: {note}", path.display());
     }
     Ok(Some(spec))
-}
-
-/// [`read_file`], or the peer's configuration built.
-pub fn read(path: &Path, format: &FormatArgs) -> Result<Read, Failure> {
-    match spec_of(path, format)? {
-        None => read_file(path),
-        Some(spec) => {
-            let keyed = spec
-                .build()
-                .with_context(|| format!("in {}", path.display()))
-                .map_err(Failure::data)?;
-            Ok((spec, keyed))
-        }
-    }
 }
 
 /// The spec, the notes and the cluster file of `path` read as `kind`.

@@ -21,6 +21,7 @@ mod cluster;
 mod failure;
 mod format;
 mod import;
+mod input;
 mod inspect;
 mod keys;
 mod live;

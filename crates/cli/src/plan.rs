@@ -41,8 +41,9 @@ use ringwise_sim::cost::parse_size;
 use ringwise_sim::files::Mode;
 
 use crate::Failure;
-use crate::cluster::{Read, parse_file, read_bytes};
+use crate::cluster::{Read, parse_file, read_as};
 use crate::format::Format;
+use crate::input::read_bytes;
 use crate::svg::PlanPicture;
 
 #[derive(Debug, clap::Args)]
@@ -266,7 +267,7 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
                 cluster_format: args.to_format,
                 pool: args.pool_for_to(),
             };
-            let (spec, new) = crate::import::read(path, &format)?;
+            let (spec, new) = read_as(path, &format)?;
             check_same_tag(&from, &spec)?;
             (new.placement().clone(), Ok(spec))
         }
@@ -559,7 +560,7 @@ fn rebalance(args: &Args, placement: AnyPlacement, moves: usize) -> Result<AnyPl
 /// 2.1 GB before the cap was checked).
 fn read_from(args: &Args) -> Result<Read, Failure> {
     if args.allocate.is_none() || args.peer.cluster_format.is_some() {
-        return crate::import::read(&args.from, &args.peer);
+        return read_as(&args.from, &args.peer);
     }
     let bytes = match std::fs::metadata(&args.from) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),

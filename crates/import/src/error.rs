@@ -16,6 +16,8 @@ pub enum ImportError {
     UnknownKind {
         /// The name given.
         name: String,
+        /// The kinds there are, comma separated.
+        known: String,
     },
     /// `--pool NAME` was given for a kind whose files hold one cluster.
     NothingToSelect {
@@ -78,10 +80,9 @@ pub enum ImportError {
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ImportError::UnknownKind { name } => write!(
+            ImportError::UnknownKind { name, known } => write!(
                 f,
-                "unknown configuration kind {name:?}: ringwise reads {}",
-                crate::kind_names()
+                "unknown configuration kind {name:?}: ringwise reads {known}"
             ),
             ImportError::NothingToSelect { kind, name } => write!(
                 f,

@@ -198,6 +198,7 @@ impl FromStr for Kind {
             .find(|kind| kind.name() == name)
             .ok_or_else(|| ImportError::UnknownKind {
                 name: name.to_owned(),
+                known: kind_names(),
             })
     }
 }
