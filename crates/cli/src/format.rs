@@ -55,10 +55,25 @@ impl fmt::Display for Format {
 
 /// The schema version every JSON output carries as `"version"`; raised
 /// when a field changes meaning or goes away (new fields do not raise it).
-pub const JSON_VERSION: u32 = 1;
+/// Version 2 writes every 64-bit token, point and ring position as a
+/// decimal string ([`exact`]); version 1 wrote them as numbers, which jq
+/// and JavaScript round to 53 bits.
+pub const JSON_VERSION: u32 = 2;
 
-/// A JSON document with `"version"` first, then the fields of `value` (a
-/// struct or map).
+/// A 64-bit token, point or ring position as JSON writes it: a decimal
+/// string, exact through every JSON tool (a number above 2^53 is not:
+/// `jq .token` prints -8839064797231614000 for -8839064797231613815).
+pub fn exact(value: impl fmt::Display) -> serde_json::Value {
+    serde_json::Value::String(value.to_string())
+}
+
+/// The schema version of `simulate`'s report, which holds no 64-bit
+/// value and so stayed at 1 when [`JSON_VERSION`] became 2 (the Python
+/// package's `simulate` writes the same).
+pub const REPORT_JSON_VERSION: u32 = 1;
+
+/// A report with `"version"` ([`REPORT_JSON_VERSION`]) first, then the
+/// fields of `value` (a struct or map).
 #[derive(Serialize)]
 pub struct Versioned<'a, T> {
     version: u32,
@@ -67,10 +82,10 @@ pub struct Versioned<'a, T> {
 }
 
 impl<'a, T> Versioned<'a, T> {
-    /// `value`, versioned with [`JSON_VERSION`].
+    /// `value`, versioned with [`REPORT_JSON_VERSION`].
     pub fn new(value: &'a T) -> Self {
         Versioned {
-            version: JSON_VERSION,
+            version: REPORT_JSON_VERSION,
             value,
         }
     }

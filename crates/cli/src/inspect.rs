@@ -221,14 +221,10 @@ impl serde::Serialize for Points<'_> {
     }
 }
 
-/// A point as the peer writes it; every width fits `i64` or `u64`.
+/// A point as the peer writes it (a signed token for cassandra, 32 bits
+/// for ketama and nginx), as a decimal string ([`crate::format::exact`]).
 fn native(ring: &dyn RingView, point: u64) -> serde_json::Value {
-    let value = ring.width().native(point);
-    match (i64::try_from(value), u64::try_from(value)) {
-        (Ok(v), _) => v.into(),
-        (_, Ok(v)) => v.into(),
-        _ => value.to_string().into(),
-    }
+    crate::format::exact(ring.width().native(point))
 }
 
 /// `--points` as text: `POINT<TAB>NODE` in ring order.

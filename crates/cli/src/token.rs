@@ -9,8 +9,9 @@
 //!
 //! Keys come and answers go exactly as in `lookup` (the shared
 //! [`crate::keys`] code): arguments or stdin lines, `KEY<TAB>TOKEN` text
-//! lines with the same escaping, or JSON lines `{"version":1,"key":..,
-//! "token":..}` (`key_hex` for keys that are not UTF-8), flushed whenever
+//! lines with the same escaping, or JSON lines `{"version":2,"key":..,
+//! "token":"-88.."}` (the token a decimal string; `key_hex` for keys that
+//! are not UTF-8), flushed whenever
 //! the input has no more keys ready.
 //!
 //! Cost: one Murmur3 pass per key, O(key length); nothing is allocated per
@@ -56,7 +57,10 @@ struct JsonLine<'a> {
     key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     key_hex: Option<String>,
-    token: i64,
+    /// A decimal string: a JSON number this large is rounded by most
+    /// tools (jq, JavaScript: -8839064797231613815 reads back as
+    /// -8839064797231614000).
+    token: String,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -139,7 +143,7 @@ fn print(out: &mut keys::Out, format: Format, key: &[u8], token: i64) -> io::Res
             version: JSON_VERSION,
             key: text,
             key_hex: text.is_none().then(|| hex(key)),
-            token,
+            token: token.to_string(),
         };
         return write_json(out, &line, Json::Line);
     }

@@ -55,7 +55,7 @@ fn json_lines() {
         .collect();
     assert_eq!(
         lines[0],
-        serde_json::json!({"version": 1, "key": "user:42", "node": "cache-a"})
+        serde_json::json!({"version": 2, "key": "user:42", "node": "cache-a"})
     );
     assert_eq!(lines[1]["key_hex"], "ff");
     let args = [&args[..], &["--replicas", "5", "user:42"]].concat();

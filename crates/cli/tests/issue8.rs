@@ -495,13 +495,13 @@ fn completions_man_page_help_and_versioned_json() {
         b"",
     ));
     let doc: serde_json::Value = serde_json::from_str(line.trim()).expect("json");
-    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["version"], 2);
     let inspect = stdout(&ringwise(
         &["inspect", "--nodes", "a", "--format", "json"],
         b"",
     ));
     let doc: serde_json::Value = serde_json::from_str(inspect.trim()).expect("json");
-    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["version"], 2);
     let report = crate::support::simulate(&[
         "--keys",
         "100",

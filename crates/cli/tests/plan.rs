@@ -228,7 +228,10 @@ fn a_written_cassandra_cluster_keeps_its_tokens_and_the_streamed_ranges_rebuild_
         let ranges = doc["ranges"].as_array().expect("ranges");
         assert!(!ranges.is_empty(), "{step}");
         for r in ranges {
-            let token = |v: &Value| ringwise::token_point(v.as_i64().expect("a signed token"));
+            let token = |v: &Value| {
+                let text = v.as_str().expect("a signed token, as a decimal string");
+                ringwise::token_point(text.parse().expect("a token"))
+            };
             let name = |v: &Value| v.as_str().expect("a name").to_owned();
             stream(
                 &mut arcs,

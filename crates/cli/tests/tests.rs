@@ -22,6 +22,7 @@ mod help;
 mod issue24;
 mod issue24_files;
 mod issue8;
+mod json_numbers;
 mod plan;
 mod plan_removed;
 mod regressions;

@@ -12,8 +12,8 @@ use ringwise_sim::{Config, Experiment, Quiet};
 use crate::errors::{config_to_py, raise, sim_to_py, to_py};
 use crate::inputs::refuse_lone_text;
 
-/// The version of the CLI's JSON documents (`"version"`), as `ringwise
-/// simulate --format json` writes it.
+/// The version of the simulate report (`"version"`), as `ringwise
+/// simulate --format json` writes it (the CLI's `REPORT_JSON_VERSION`).
 const JSON_VERSION: u32 = 1;
 
 /// Options that name the run's algorithm and hash; read first. The

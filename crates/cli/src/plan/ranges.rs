@@ -15,8 +15,9 @@ pub const SETSLOT_STEPS: &str = "For each slot S: on the target CLUSTER SETSLOT 
      redis-cli --cluster reshard --cluster-from <source-id> --cluster-to <target-id> \
      --cluster-slots N moves as many slots but picks them itself.";
 
-/// A range end as the peer writes it: slots as they are, ring positions in
-/// the ring's width (tokens for cassandra, 32-bit for ketama and nginx).
+/// A range end as the peer writes it: slots as numbers, ring positions in
+/// the ring's width (tokens for cassandra, 32-bit for ketama and nginx) as
+/// decimal strings, exact through any JSON tool ([`crate::format::exact`]).
 fn native(plan: &Plan, position: u64) -> Value {
     let width = plan
         .old
@@ -24,10 +25,7 @@ fn native(plan: &Plan, position: u64) -> Value {
         .as_ring()
         .map_or(Width::U64, |r| r.width());
     match plan.movement.method {
-        Method::Arcs => {
-            let v = width.native(position);
-            i64::try_from(v).map_or_else(|_| json!(position), Value::from)
-        }
+        Method::Arcs => crate::format::exact(width.native(position)),
         _ => position.into(),
     }
 }
@@ -44,7 +42,14 @@ pub fn range_value(plan: &Plan, r: &MovedRange) -> Value {
 /// A range as text: slots `a-b`, arcs `(start, end]`.
 pub fn range_text(plan: &Plan, r: &MovedRange) -> String {
     match plan.movement.method {
-        Method::Arcs => format!("({}, {}]", native(plan, r.start), native(plan, r.end)),
+        Method::Arcs => {
+            let width = plan
+                .old
+                .placement()
+                .as_ring()
+                .map_or(Width::U64, |r| r.width());
+            format!("({}, {}]", width.native(r.start), width.native(r.end))
+        }
         _ if r.start == r.end => r.start.to_string(),
         _ => format!("{}-{}", r.start, r.end),
     }
