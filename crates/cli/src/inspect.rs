@@ -75,20 +75,27 @@ pub fn run(args: Args) -> Result<(), Failure> {
         spec.params.hash,
         StableHash::Fnv1a64 | StableHash::Fnv1a64Twemproxy
     );
-    if ring.is_some() && fnv {
+    // Exact shares (a ring's arcs, a table's entries) are of the hash
+    // space, which FNV's keys do not fill evenly.
+    let exact = ring.is_some()
+        || keyed
+            .placement()
+            .table_size()
+            .is_some_and(|size| exact_table(keyed.hasher(), size));
+    if exact && fnv {
         // FNV-1a does not spread keys that differ in their last bytes
         // (`key-1`, `key-2`...) evenly over the 64-bit space, and how
         // unevenly depends on the key set (4 nodes: a node with 8.9 % of
         // the arcs got 11 % of `key-0..20000`), so no share printed here
         // can hold for every key set.
         say!(
-            "ringwise: warning: {} does not spread similar keys evenly over a ring: \
-             real keys may get shares several points away from these arcs; prefer xxh3 \
+            "ringwise: warning: {} does not spread similar keys evenly over a ring or a table: \
+             real keys may get shares several points away from these exact ones; prefer xxh3 \
              unless a peer's placement must be matched",
             spec.params.hash
         );
     }
-    let (stats, _) = shares(&keyed);
+    let (stats, samples) = shares(&keyed);
     let stats = match (args.replicas, ring) {
         (None, _) => stats,
         (Some(r), Some(ring)) => replicated(ring, r, args.zones, &stats)?,
@@ -135,7 +142,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "version": JSON_VERSION,
             "algorithm": spec.algorithm.to_string(), "hash": spec.params.hash.name(),
             "vnodes": spec.params.vnodes, "points": points, "nodes": nodes,
-            "exact": ring.is_some(),
+            "exact": samples == 0,
             "replicas": args.replicas.unwrap_or(1), "zones": args.zones,
             "max": stats.max, "min": stats.min, "spread": stats.spread,
             "width": ring.map(|r| width_name(r.width())),
@@ -163,7 +170,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if let Some(ring) = ring.filter(|_| args.points) {
         return write_points(&keyed, ring).map_err(Failure::io);
     }
-    let mut text = table(&spec, ring, points, &stats);
+    let mut text = table(&spec, ring, points, &stats, samples);
     if let Some(r) = args.replicas {
         let zoned = if args.zones { ", zone-aware" } else { "" };
         text += &format!(
@@ -303,13 +310,44 @@ const MIN_SAMPLE: u64 = 10_000;
 /// always agree on a cluster.
 pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (PlacementStats, u64) {
     let placement = keyed.placement();
-    match placement.as_ring() {
-        Some(ring) => (ring.stats(), 0),
-        None => {
+    match (placement.as_ring(), placement.table_size()) {
+        (Some(ring), _) => (ring.stats(), 0),
+        // A table's entries are shares of the keys only when the hashes
+        // fill the space they are reduced from: all of u64, or Redis's 14
+        // bits for its 16384 slots. Else (md5-le32 on slots) sample.
+        (None, Some(size)) if exact_table(keyed.hasher(), size) => {
+            (table_stats(placement, size), 0)
+        }
+        (None, _) => {
             let samples = sample_size(placement.algorithm(), placement.len());
             (keyed.sampled_stats(samples), samples)
         }
     }
+}
+
+/// Whether `hash` fills a table of `size` entries evenly.
+fn exact_table(hash: &StableHash, size: u64) -> bool {
+    hash.is_full_width() || (*hash == StableHash::RedisCrc16 && size == 16384)
+}
+
+/// Exact shares of a slot table (slots, maglev): both look a hash up as
+/// `table[h % M]`, so entry `s` owns the `floor(2^64 / M)` hashes with
+/// `h % M == s`, plus one when `s < 2^64 mod M` (`movement/table.rs`
+/// counts moves the same way). Redis's 16384 slots are each exactly
+/// 2^-14 of the space. O(M) owner reads.
+fn table_stats(placement: &AnyPlacement, size: u64) -> PlacementStats {
+    let nodes = placement.nodes();
+    let space = 1u128 << 64;
+    let mut owned = vec![0u128; nodes.len()];
+    for slot in 0..size {
+        if let Some(owner) = placement.owner(slot) {
+            let hashes =
+                space / u128::from(size) + u128::from(u128::from(slot) < space % u128::from(size));
+            owned[owner as usize] += hashes;
+        }
+    }
+    let shares: Vec<f64> = owned.iter().map(|&n| n as f64 / 2f64.powi(64)).collect();
+    PlacementStats::from_shares(nodes, &vec![0; nodes.len()], &shares)
 }
 
 /// Keys sampled for `algorithm` over `nodes` nodes: [`SAMPLE`], except
@@ -338,6 +376,7 @@ fn table(
     ring: Option<&dyn RingView>,
     points: usize,
     stats: &PlacementStats,
+    samples: u64,
 ) -> String {
     let width = stats
         .nodes
@@ -363,10 +402,9 @@ fn table(
         spec.params.hash,
         stats.nodes.len(),
         points,
-        if ring.is_none() {
-            " (shares sampled on 1,000,000 keys)"
-        } else {
-            ""
+        match samples {
+            0 => String::new(),
+            n => format!(" (shares sampled on {} keys)", thousands(n)),
         }
     );
     out += &format!(
@@ -407,4 +445,17 @@ fn weight(weight: f64) -> String {
 /// A fraction as a percentage, rounded ([`readable`]).
 fn percent(fraction: f64, decimals: usize) -> String {
     format!("{}%", readable(fraction * 100.0, decimals))
+}
+
+/// `1000000` as `1,000,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

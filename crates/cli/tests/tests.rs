@@ -25,6 +25,7 @@ mod issue8;
 mod json_numbers;
 mod plan;
 mod plan_removed;
+mod plan_shares;
 mod regressions;
 mod scale;
 mod simulate;

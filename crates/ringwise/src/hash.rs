@@ -134,6 +134,28 @@ impl StableHash {
         }
     }
 
+    /// Whether hashes spread evenly over all of `u64`, so that a table's
+    /// entry `h % M` owns exactly its count of hashes' share of the keys
+    /// (`inspect`'s exact table shares): false for the 32-bit hashes set at
+    /// the middle of their cell (`md5-le32`, `crc32`, `fnv1a64-twemproxy`:
+    /// with `M` = 16384 every key's `h % M` is slot 0) and for
+    /// `redis-crc16`, whose 14-bit value is the slot itself.
+    pub const fn is_full_width(&self) -> bool {
+        match self {
+            StableHash::Md5
+            | StableHash::Xxh3
+            | StableHash::Xxh64
+            | StableHash::Murmur3
+            | StableHash::Fnv1a64
+            | StableHash::SipHash { .. }
+            | StableHash::Murmur3Cassandra => true,
+            StableHash::RedisCrc16
+            | StableHash::Md5Le32
+            | StableHash::Crc32
+            | StableHash::Fnv1a64Twemproxy => false,
+        }
+    }
+
     /// Looks a hash up by name; `secret` is required by `siphash` and rejected
     /// by the others (a secret that silently does nothing is a trap).
     pub fn from_name(name: &str, secret: Option<&str>) -> Result<Self, Error> {

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::io::Write;
 
-use ringwise::{Algorithm, Method, Placement};
+use ringwise::{Algorithm, AnyPlacement, Keyed, Method, Placement};
 use ringwise_sim::cost::{cache_cost, modulo_moved, transfer_seconds};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
@@ -28,6 +28,24 @@ pub struct Costs {
     pub rps: Option<f64>,
     pub hit_rate: Option<f64>,
     pub bandwidth: Option<f64>,
+}
+
+/// Each node's real share of the keys in `keyed` (one side of the plan),
+/// by [`Movement::nodes`] index (0 where absent), as `inspect` computes
+/// it: exact from a ring's arcs or a table, else sampled on the keys
+/// whose number is returned (0 when exact). Issue 25 item 6: the columns
+/// showed weight shares, so one of 4 nginx upstreams read "before
+/// 25.00 %" yet "gives 28.12 %". O(P) or O(samples · lookup).
+fn real_shares(plan: &Plan, keyed: &Keyed<AnyPlacement>) -> (Vec<f64>, u64) {
+    let m = &plan.movement;
+    let (stats, samples) = crate::inspect::shares(keyed);
+    let mut shares = vec![0.0; m.nodes.len()];
+    for node in &stats.nodes {
+        if let Ok(i) = m.nodes.binary_search(&node.name) {
+            shares[i] = node.share;
+        }
+    }
+    (shares, samples)
 }
 
 /// The whole plan as one JSON value; text and CSV are drawn from it.
@@ -50,10 +68,13 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
         key_flows(&mut flows, k);
     }
     let (given, received) = (m.given(), m.received());
+    let (before, samples_before) = real_shares(plan, &plan.old);
+    let (after, samples_after) = real_shares(plan, &plan.new);
     let nodes: Vec<Value> = (0..m.nodes.len())
         .map(|i| {
             json!({
-                "name": m.nodes[i], "before": m.expected_before[i], "after": m.expected_after[i],
+                "name": m.nodes[i], "before": before[i], "after": after[i],
+                "expected_before": m.expected_before[i], "expected_after": m.expected_after[i],
                 "gives": given[i], "receives": received[i],
                 "bytes_out": bytes(given[i]), "bytes_in": bytes(received[i]),
             })
@@ -65,6 +86,7 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
     let modulo = comparable.then(|| modulo_moved(n_old as u64, n_new as u64));
     let mut doc = json!({
         "version": JSON_VERSION,
+        "shares_samples": [samples_before, samples_after],
         "algorithm": plan.from.algorithm.name(), "hash": plan.from.params.hash.name(),
         "algorithm_after": plan.to_algorithm().name(), "setup_changes": plan.setup_changes,
         "hash_after": plan.hash_after().name(), "rehash": plan.rehash(),
@@ -230,7 +252,8 @@ pub fn write(
 /// CSV, shaped like `simulate`'s: sections separated by a blank line, each
 /// with its own header whose first column is `section`. First the summary
 /// as `section,key,value` rows (`plan` for the top-level figures, interval
-/// as `interval_low` / `interval_high`; `cache`, `stream` and `keys` for
+/// as `interval_low` / `interval_high`, the shares' samples as
+/// `shares_samples_before` / `_after`; `cache`, `stream` and `keys` for
 /// theirs; `slot_moves,how` for the Redis steps), then `flow`, `node`,
 /// `range` (or `slot_move` for slots) and `moved_key` rows. Every figure of
 /// the JSON document is in it, written the same way; null is an empty
@@ -247,6 +270,10 @@ fn csv(writer: &mut impl Write, plan: &Plan, doc: &Value, slots: bool) -> std::i
             Value::Array(items) if key == "interval" => {
                 pair("plan", "interval_low", &items[0]);
                 pair("plan", "interval_high", &items[1]);
+            }
+            Value::Array(items) if key == "shares_samples" => {
+                pair("plan", "shares_samples_before", &items[0]);
+                pair("plan", "shares_samples_after", &items[1]);
             }
             Value::Array(_) | Value::Object(_) => {}
             v => pair("plan", key, v),
@@ -296,6 +323,8 @@ const NODE_FIELDS: &[&str] = &[
     "receives",
     "bytes_out",
     "bytes_in",
+    "expected_before",
+    "expected_after",
 ];
 
 /// One CSV value: strings quoted when they must be, null empty, numbers as

@@ -241,7 +241,17 @@ fn nodes(doc: &Value) -> String {
             b(&n["bytes_in"])
         );
     }
-    out += "(before, after: expected shares from the weights; gives, receives: of the key space";
+    out += &format!(
+        "(before, after: shares of the keys, as `inspect` prints them{}; gives, receives: of \
+         the key space",
+        match doc["shares_samples"]
+            .as_array()
+            .map(|s| s.iter().any(|n| n.as_u64() != Some(0)))
+        {
+            Some(true) => ", sampled",
+            _ => "",
+        }
+    );
     out += match doc["exact"].as_bool() {
         Some(false) => ", estimated from the samples above)\n",
         _ => ")\n",
