@@ -33,6 +33,8 @@
 
 mod error;
 mod libmemcached;
+mod twemproxy;
+mod yaml;
 
 use std::fmt;
 use std::str::FromStr;
@@ -164,6 +166,8 @@ macro_rules! kinds {
 kinds! {
     Libmemcached => libmemcached, "libmemcached", None,
         "a libmemcached configuration string: --SERVER=host:port/?weight ... (memcached(3), pylibmc, php-memcached)";
+    Twemproxy => twemproxy, "twemproxy", Some("pool"),
+        "a nutcracker.yml pool (twemproxy): distribution ketama, servers host:port:weight [name]";
 }
 
 /// Reads `text` as a `kind` file; `select` chooses a pool, upstream or
