@@ -33,6 +33,8 @@
 
 mod error;
 mod libmemcached;
+mod nginx;
+mod nginx_conf;
 mod twemproxy;
 mod yaml;
 
@@ -166,6 +168,8 @@ macro_rules! kinds {
 kinds! {
     Libmemcached => libmemcached, "libmemcached", None,
         "a libmemcached configuration string: --SERVER=host:port/?weight ... (memcached(3), pylibmc, php-memcached)";
+    Nginx => nginx, "nginx", Some("upstream"),
+        "an nginx.conf upstream block with hash KEY consistent; (http or stream)";
     Twemproxy => twemproxy, "twemproxy", Some("pool"),
         "a nutcracker.yml pool (twemproxy): distribution ketama, servers host:port:weight [name]";
 }
