@@ -31,6 +31,7 @@
 //! [`ClusterSpec::from_parts`] (O(N + given points)); nothing is built.
 //! The text is the caller's: this crate does no I/O.
 
+mod envoy;
 mod error;
 mod libmemcached;
 mod nginx;
@@ -168,6 +169,8 @@ macro_rules! kinds {
 kinds! {
     Libmemcached => libmemcached, "libmemcached", None,
         "a libmemcached configuration string: --SERVER=host:port/?weight ... (memcached(3), pylibmc, php-memcached)";
+    Envoy => envoy, "envoy", Some("cluster"),
+        "an Envoy cluster (YAML or JSON; a Cluster, a list, or a bootstrap) with lb_policy RING_HASH or MAGLEV";
     Nginx => nginx, "nginx", Some("upstream"),
         "an nginx.conf upstream block with hash KEY consistent; (http or stream)";
     Twemproxy => twemproxy, "twemproxy", Some("pool"),
