@@ -292,7 +292,6 @@ fn read_cluster(cluster: &Node) -> Result<Imported, ImportError> {
         .unwrap_or("ROUND_ROBIN");
     let policy_line = policy_node.map_or(cluster.line, |p| p.line);
     let mut settings = Settings::default();
-    settings.hash = Some("xxh64".into());
     match policy {
         "RING_HASH" => {
             settings.algorithm = Some("envoy-ring".into());
@@ -329,6 +328,9 @@ fn read_cluster(cluster: &Node) -> Result<Imported, ImportError> {
         }
         "MAGLEV" => {
             settings.algorithm = Some("maglev".into());
+            // ringwise's maglev hashes keys with xxh3 by default; Envoy's
+            // request hash is xxh64 (envoy-ring's default already).
+            settings.hash = Some("xxh64".into());
             let mut size = 65537;
             if let Some(config) = field(cluster, "maglev_lb_config") {
                 check_fields(config, "maglev_lb_config", &["table_size"])?;
