@@ -189,7 +189,11 @@ fn read_upstream(upstream: &Directive, context: &str) -> Result<Imported, Import
         Some(("hash", [key, consistent], line)) if consistent == "consistent" => notes.insert(
             0,
             format!(
-                "line {line}: the key is `{key}` ({context} upstream {name}): look up its values"
+                "line {line}: the key is `{key}` ({}upstream {name}): look up its values",
+                match context {
+                    "main" => String::new(),
+                    c => format!("{c} "),
+                }
             ),
         ),
         Some(("hash", [_], line)) => {

@@ -25,8 +25,8 @@ pub(crate) struct Directive {
 /// What ended a run of words.
 enum End {
     Semicolon,
-    BlockStart,
-    BlockEnd,
+    Open,
+    Close,
     File,
 }
 
@@ -60,8 +60,8 @@ fn block(s: &mut Scanner<'_>, opened: Option<usize>) -> Result<Vec<Directive>, I
         let mut words = words.into_iter();
         let name = words.next();
         match (end, name, opened) {
-            (End::BlockEnd, None, Some(_)) => return Ok(directives),
-            (End::BlockEnd, None, None) => return Err(syntax(s.line, "unexpected \"}\"".into())),
+            (End::Close, None, Some(_)) => return Ok(directives),
+            (End::Close, None, None) => return Err(syntax(s.line, "unexpected \"}\"".into())),
             (End::File, None, None) => return Ok(directives),
             (End::File, None, Some(line)) => {
                 return Err(syntax(
@@ -77,8 +77,8 @@ fn block(s: &mut Scanner<'_>, opened: Option<usize>) -> Result<Vec<Directive>, I
                     "unexpected end of file, expecting \";\" or \"}\"".into(),
                 ));
             }
-            (End::BlockEnd, Some(_), _) => return Err(syntax(s.line, "unexpected \"}\"".into())),
-            (End::Semicolon | End::BlockStart, None, _) => {
+            (End::Close, Some(_), _) => return Err(syntax(s.line, "unexpected \"}\"".into())),
+            (End::Semicolon | End::Open, None, _) => {
                 return Err(syntax(
                     s.line,
                     "a \";\" or \"{\" with no directive before it".into(),
@@ -90,7 +90,7 @@ fn block(s: &mut Scanner<'_>, opened: Option<usize>) -> Result<Vec<Directive>, I
                 line,
                 block: None,
             }),
-            (End::BlockStart, Some(name), _) => {
+            (End::Open, Some(name), _) => {
                 let inner = block(s, Some(line))?;
                 directives.push(Directive {
                     name,
@@ -130,8 +130,8 @@ impl Scanner<'_> {
             };
             match c {
                 b';' => return Ok((words, first_line, End::Semicolon)),
-                b'{' => return Ok((words, first_line, End::BlockStart)),
-                b'}' if words.is_empty() => return Ok((words, first_line, End::BlockEnd)),
+                b'{' => return Ok((words, first_line, End::Open)),
+                b'}' if words.is_empty() => return Ok((words, first_line, End::Close)),
                 b'}' => {
                     return Err(syntax(
                         self.line,
@@ -147,7 +147,7 @@ impl Scanner<'_> {
             words.push(word);
             match end {
                 Some(b';') => return Ok((words, first_line, End::Semicolon)),
-                Some(b'{') => return Ok((words, first_line, End::BlockStart)),
+                Some(b'{') => return Ok((words, first_line, End::Open)),
                 _ => {}
             }
         }
