@@ -41,6 +41,8 @@ mod redis;
 mod rng;
 
 mod cassandra;
+mod import_nginx;
+mod import_twemproxy;
 mod ketama;
 mod libmemcached_config;
 mod nginx;

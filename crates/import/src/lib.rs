@@ -31,8 +31,13 @@
 //! [`ClusterSpec::from_parts`] (O(N + given points)); nothing is built.
 //! The text is the caller's: this crate does no I/O.
 
+mod envoy;
 mod error;
 mod libmemcached;
+mod nginx;
+mod nginx_conf;
+mod twemproxy;
+mod yaml;
 
 use std::fmt;
 use std::str::FromStr;
@@ -164,6 +169,12 @@ macro_rules! kinds {
 kinds! {
     Libmemcached => libmemcached, "libmemcached", None,
         "a libmemcached configuration string: --SERVER=host:port/?weight ... (memcached(3), pylibmc, php-memcached)";
+    Envoy => envoy, "envoy", Some("cluster"),
+        "an Envoy cluster (YAML or JSON; a Cluster, a list, or a bootstrap) with lb_policy RING_HASH or MAGLEV";
+    Nginx => nginx, "nginx", Some("upstream"),
+        "an nginx.conf upstream block with hash KEY consistent; (http or stream)";
+    Twemproxy => twemproxy, "twemproxy", Some("pool"),
+        "a nutcracker.yml pool (twemproxy): distribution ketama, servers host:port:weight [name]";
 }
 
 /// Reads `text` as a `kind` file; `select` chooses a pool, upstream or

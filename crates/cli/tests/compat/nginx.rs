@@ -38,8 +38,8 @@ const KEYS: usize = 3_000;
 const AGAIN: usize = 300;
 /// Requests in flight on the connection.
 const PIPELINE: usize = 100;
-const READY_WITHIN: Duration = Duration::from_secs(10);
-const INSTALL_HINT: &str = "run scripts/install-test-deps (it installs the Debian package \
+pub(super) const READY_WITHIN: Duration = Duration::from_secs(10);
+pub(super) const INSTALL_HINT: &str = "run scripts/install-test-deps (it installs the Debian package \
                             `nginx`); this test is never skipped";
 
 /// An upstream: its servers (`address:port` as the config writes it) and
@@ -119,7 +119,7 @@ fn nginx_conf(dir: &Path, upstreams: &[Upstream]) -> String {
 
 /// The nginx binary: Debian puts it in /usr/sbin, which may not be on a
 /// user's PATH.
-fn nginx_binary() -> &'static str {
+pub(super) fn nginx_binary() -> &'static str {
     match Path::new("/usr/sbin/nginx").exists() {
         true => "/usr/sbin/nginx",
         false => "nginx",
@@ -161,12 +161,12 @@ fn start(upstreams: &[Upstream]) -> Result<Guard, String> {
     Ok(nginx)
 }
 
-fn error_log(nginx: &Guard) -> String {
+pub(super) fn error_log(nginx: &Guard) -> String {
     fs::read_to_string(nginx.dir().join("error.log")).unwrap_or_default()
 }
 
 /// The server nginx routes each key to, through `front`.
-fn route(front: u16, keys: &[String]) -> std::io::Result<Vec<String>> {
+pub(super) fn route(front: u16, keys: &[String]) -> std::io::Result<Vec<String>> {
     let stream = TcpStream::connect(("127.0.0.1", front))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut writer = stream.try_clone()?;

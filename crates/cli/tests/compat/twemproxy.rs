@@ -54,8 +54,8 @@ const SEED: u64 = 0x0074_7765_6D70;
 const KEYS: usize = 10_000;
 /// Requests in flight on a connection.
 const BATCH: usize = 1_000;
-const READY_WITHIN: Duration = Duration::from_secs(10);
-const INSTALL_HINT: &str = "run scripts/install-test-deps (it installs the Debian packages \
+pub(super) const READY_WITHIN: Duration = Duration::from_secs(10);
+pub(super) const INSTALL_HINT: &str = "run scripts/install-test-deps (it installs the Debian packages \
                             `nutcracker` and `memcached`); this test is never skipped";
 
 /// One pool's settings.
@@ -206,17 +206,17 @@ fn keys(rng: &mut Rng, tagged: bool) -> Vec<String> {
 }
 
 /// A running server and the port it serves.
-struct Running {
-    process: Guard,
-    port: u16,
-    what: &'static str,
+pub(super) struct Running {
+    pub(super) process: Guard,
+    pub(super) port: u16,
+    pub(super) what: &'static str,
 }
 
 impl Running {
     /// Waits until the port accepts connections: for a memcached, until
     /// its `stats` show this process's pid (not another program that held
     /// the port, 11211 above all, while this one failed to bind it).
-    fn ready(&mut self, deadline: Instant) -> Result<(), String> {
+    pub(super) fn ready(&mut self, deadline: Instant) -> Result<(), String> {
         let (what, id) = (self.what, self.process.id());
         let own = |port| match what {
             "memcached" => stats_pid(port).is_ok_and(|pid| pid == id),
@@ -238,7 +238,7 @@ impl Running {
         Ok(())
     }
 
-    fn log(&self) -> String {
+    pub(super) fn log(&self) -> String {
         fs::read_to_string(self.process.dir().join("log")).unwrap_or_default()
     }
 }
@@ -258,7 +258,7 @@ fn stats_pid(port: u16) -> std::io::Result<u32> {
     }
 }
 
-fn memcached(port: u16) -> Running {
+pub(super) fn memcached(port: u16) -> Running {
     let dir = scratch_dir("ringwise-memcached");
     let log = File::create(dir.join("log")).expect("create the log file");
     let mut command = process::server("memcached");
@@ -277,7 +277,7 @@ fn memcached(port: u16) -> Running {
 
 /// The nutcracker binary: Debian puts it in /usr/sbin, which may not be on
 /// a user's PATH.
-fn nutcracker_binary() -> &'static str {
+pub(super) fn nutcracker_binary() -> &'static str {
     match Path::new("/usr/sbin/nutcracker").exists() {
         true => "/usr/sbin/nutcracker",
         false => "nutcracker",
@@ -354,7 +354,7 @@ fn read_line(reader: &mut impl BufRead) -> std::io::Result<String> {
 }
 
 /// `set key 0 0 len` with the key as the value, through nutcracker.
-fn set_all(port: u16, keys: &[String]) -> std::io::Result<()> {
+pub(super) fn set_all(port: u16, keys: &[String]) -> std::io::Result<()> {
     let (mut stream, mut reader) = connect(port)?;
     for batch in keys.chunks(BATCH) {
         let requests: String = batch
@@ -372,7 +372,7 @@ fn set_all(port: u16, keys: &[String]) -> std::io::Result<()> {
 
 /// Which of `keys` the memcached on `port` holds (`get`, pipelined); each
 /// held value must be the key.
-fn held(port: u16, keys: &[String]) -> std::io::Result<Vec<bool>> {
+pub(super) fn held(port: u16, keys: &[String]) -> std::io::Result<Vec<bool>> {
     let (mut stream, mut reader) = connect(port)?;
     let mut held = Vec::with_capacity(keys.len());
     for batch in keys.chunks(BATCH) {
