@@ -115,8 +115,14 @@ class ConsistentHashRing:
     it with one attribute assignment: a reader sees the ring before the
     change or after it, never a half-built one. Writers are serialised by a
     lock, so concurrent ``add_node``/``remove_node`` calls never lose each
-    other's changes. Each change rebuilds the ring (O(points)), like the
-    article's sort.
+    other's changes.
+
+    Cost of a change: ``add_node`` hashes only the new node's ``k = vnodes *
+    weight`` points and merges them into a copy of the snapshot's sorted
+    points, O(k log k + P) for P points on the ring (the P part is a copy of
+    12-byte entries, about a millisecond per million points); ``remove_node``
+    copies the other nodes' points, O(P). Nobody else's points are hashed
+    again. (The article's ``add_node`` re-sorts its whole list of tuples.)
 
     Where this class differs from the article, on purpose:
 
@@ -159,14 +165,7 @@ class ConsistentHashRing:
         self._placement: Optional[ringwise.Placement] = None
         self._lock = threading.Lock()
 
-    def _publish(self, members: Dict[str, int]) -> None:
-        placement = (
-            ringwise.Placement(
-                list(members.items()), algorithm="ring", hash="md5", vnodes=self.vnodes
-            )
-            if members
-            else None
-        )
+    def _publish(self, members: Dict[str, int], placement: Optional[ringwise.Placement]) -> None:
         self._members = members
         self._placement = placement  # the one assignment readers see
         # Fast path: on a non-empty ring, `ring.get_node` is the snapshot's own
@@ -197,9 +196,19 @@ class ConsistentHashRing:
                     f"{node!r} is already on the ring with weight {old};"
                     f" remove it before adding it with weight {weight}"
                 )
+            # Only the new node's points are made (k = vnodes * weight MD5s),
+            # then merged into a copy of the current snapshot's sorted points
+            # (`Placement.with_node`): O(k log k + P), not a rebuild of all P.
+            current = self._placement
+            if current is None:
+                placement = ringwise.Placement(
+                    [(node, weight)], algorithm="ring", hash="md5", vnodes=self.vnodes
+                )
+            else:
+                placement = current.with_node(node, weight)
             members = dict(self._members)
             members[node] = weight
-            self._publish(members)
+            self._publish(members, placement)
 
     def remove_node(self, node: str) -> None:
         """Take ``node`` and all its points off the ring (no-op when absent)."""
@@ -208,7 +217,11 @@ class ConsistentHashRing:
                 return
             members = dict(self._members)
             del members[node]
-            self._publish(members)
+            # The node's points are filtered out of a copy (O(P)); nobody's
+            # points are made again.
+            current = self._placement
+            placement = current.without_node(node) if members and current is not None else None
+            self._publish(members, placement)
 
     def get_node(self, key: Union[str, bytes]) -> str:
         """The node owning ``key``: the first point at or after its hash, wrapping."""
