@@ -113,13 +113,18 @@ def colliding_key() -> tuple[str, int]:
     raise AssertionError("no key lands on the shared point")
 
 
-def test_the_colliding_pair_later_added_wins():
+@pytest.mark.parametrize("options", [{}, {"vnodes": 80}, {"vnodes": 41, "replicas": 4}])
+def test_the_colliding_pair_later_added_wins(options):
+    # {}: the library's ketama flavour; other vnodes: ringwise's UhashringRing.
     key, _ = colliding_key()
     for order in (["172.31.1.125", "172.31.1.202"], ["172.31.1.202", "172.31.1.125"]):
-        ours = compat.HashRing(nodes=order, hash_fn="ketama")
-        theirs = uhashring.HashRing(nodes=order, hash_fn="ketama")
+        ours = compat.HashRing(nodes=order, hash_fn="ketama", **options)
+        theirs = uhashring.HashRing(nodes=order, hash_fn="ketama", **options)
         assert ours.get_node(key) == theirs.get_node(key) == order[1]
         assert ours.size == theirs.size  # the shared point counts once
+        assert ours.get_points() == theirs.get_points()  # ... but is listed twice
+        assert ours.get_node_pos(key) == theirs.get_node_pos(key)
+        assert (ours.placement is None) == bool(options)
     # Weighted, among others, and after changes: still the same owner.
     ours = compat.HashRing(nodes={"172.31.1.125": 1, "172.31.1.202": 1, "10.0.0.1": 1}, hash_fn="ketama")
     theirs = uhashring.HashRing(nodes={"172.31.1.125": 1, "172.31.1.202": 1, "10.0.0.1": 1}, hash_fn="ketama")

@@ -61,6 +61,7 @@ NODE_FORMS = {
 
 OPTION_FORMS = {
     "default": {},
+    "default-explicit": {"hash_fn": None},
     "default-vnodes40": {"vnodes": 40},
     "default-vnodes7": {"vnodes": 7},
     "default-compat": {"compat": True},

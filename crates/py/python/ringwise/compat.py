@@ -622,15 +622,20 @@ class HashRing:
         self._default_vnodes: int = vnodes
         self._weight_fn: Optional[Callable[..., int]] = weight_fn
         self._lock = threading.Lock()
-        self._snapshot = _Snapshot({}, self._build({}))
+        self._publish(_Snapshot({}, self._build({})))
         with self._lock:
             confs, changed = self._configure(nodes)
-            if changed:
-                self._snapshot = _Snapshot(confs, self._build(confs))
-            else:
-                self._snapshot = _Snapshot(confs, self._snapshot.engine)
+            self._publish(_Snapshot(confs, self._build(confs) if changed else self._snapshot.engine))
 
     # -- configuration -------------------------------------------------------
+
+    def _publish(self, snapshot: _Snapshot) -> None:
+        self._snapshot = snapshot  # the one assignment readers see
+        # Fast path, as ConsistentHashRing's: ``ring.get_node`` is the
+        # snapshot's own ``locate`` (an instance attribute shadowing the
+        # method), the native method itself on the default ring: no Python
+        # frame per lookup there, one (``str(key)``) on ketama.
+        self.__dict__["get_node"] = snapshot.engine.locate
 
     def _build(self, confs: Dict[str, _NodeConf]) -> _Engine:
         """The ring of ``confs`` made from scratch (uhashring's ``_create_ring``
@@ -722,7 +727,7 @@ class HashRing:
                 else:
                     c = confs[nodename]
                     engine = engine.with_node(nodename, c["vnodes"] * c["weight"])
-            self._snapshot = _Snapshot(confs, engine)  # the one assignment readers see
+            self._publish(_Snapshot(confs, engine))
 
     add_node = __setitem__
 
@@ -742,7 +747,7 @@ class HashRing:
                 engine = self._build(confs)
             else:
                 engine = engine.without_node(nodename)
-            self._snapshot = _Snapshot(confs, engine)
+            self._publish(_Snapshot(confs, engine))
 
     remove_node = __delitem__
 
@@ -758,7 +763,7 @@ class HashRing:
                 engine = engine.remade([(n, c["vnodes"] * c["weight"]) for n, c in confs.items()])
             else:
                 engine = self._build(confs)
-            self._snapshot = _Snapshot(confs, engine)
+            self._publish(_Snapshot(confs, engine))
 
     # -- lookups ---------------------------------------------------------------
 
