@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Python benchmarks of issue 10, all measured in one run.
+"""Python benchmarks of issues 10 and 25, all measured in one run.
 
     python crates/py/bench/bench.py [--quick]
+    python crates/py/bench/bench.py --changes [--compat PATH]
+
+``--changes`` runs only section 3 (membership changes); ``--compat PATH``
+times the ``ringwise.compat`` module at PATH instead of the installed one
+(e.g. ``git show <commit>:crates/py/python/ringwise/compat.py > old.py``:
+the numbers before a change, against the same native module).
 
 1. get_node on 100 nodes x 1000 vnodes (MD5 recipe): ringwise.compat's
    ConsistentHashRing vs the article's pure-Python class (copied below) vs
@@ -12,6 +18,12 @@
    search without a Python call per key).
 2. Placement.locate_many of 1,000,000 keys on an xxh3 ring (100 nodes) vs a
    Python loop of Placement.locate over the same keys.
+
+3. Membership changes, one node at a time: 100 ``add_node`` then 100
+   ``remove_node`` on compat.ConsistentHashRing (1000 vnodes) vs the
+   article's class, and on compat.HashRing vs uhashring.HashRing (default
+   ring, 160 points per node; ketama, which both rebuild on every change);
+   plus ``get_node`` on uhashring's default ring of 100 nodes.
 
 Every figure is the best of several repeats (ns per call, or ms per batch),
 loop overhead included where a Python loop is timed (the same for all).
@@ -57,6 +69,9 @@ class ArticleRing:
         self._ring.extend(points)
         self._ring.sort()
 
+    def remove_node(self, node: str) -> None:
+        self._ring = [point for point in self._ring if point[1] != node]
+
     def get_node(self, key: str) -> str:
         if not self._ring:
             raise LookupError("на кольце нет узлов")
@@ -92,8 +107,94 @@ def batch_ms(fn: Callable[[], object], repeats: int) -> float:
     return best
 
 
+def one_by_one(make: Callable[[], object], nodes: list[str], add: Callable[[object, str], None],
+               remove: Callable[[object, str], None], repeats: int) -> tuple[float, float]:
+    """Best-of-`repeats` seconds of adding `nodes` one by one to `make()`, and
+    of removing them one by one again."""
+    best_add = best_remove = float("inf")
+    for _ in range(repeats):
+        ring = make()
+        gc.collect()
+        t0 = time.perf_counter()
+        for name in nodes:
+            add(ring, name)
+        t1 = time.perf_counter()
+        for name in nodes:
+            remove(ring, name)
+        t2 = time.perf_counter()
+        best_add, best_remove = min(best_add, t1 - t0), min(best_remove, t2 - t1)
+    return best_add, best_remove
+
+
+def changes(compat_module, repeats: int, n_keys: int) -> list[tuple[str, str]]:
+    """Section 3: membership changes one node at a time."""
+    nodes = [f"node-{i}" for i in range(100)]
+    rows: list[tuple[str, str]] = []
+
+    def both(label: str, ours: tuple[float, float], theirs: tuple[float, float], who: str) -> None:
+        rows.append((f"{label}: 100 add_node one by one", f"**{ours[0]:.3f} s** ({who} {theirs[0]:.3f} s)"))
+        rows.append((f"{label}: 100 remove_node one by one", f"**{ours[1]:.3f} s** ({who} {theirs[1]:.3f} s)"))
+
+    add_w = lambda r, n: r.add_node(n)  # noqa: E731
+    rm = lambda r, n: r.remove_node(n)  # noqa: E731
+    ours = one_by_one(lambda: compat_module.ConsistentHashRing(vnodes=1000), nodes, add_w, rm, repeats)
+    art = one_by_one(lambda: ArticleRing(vnodes=1000), nodes, add_w, rm, repeats)
+    both("compat.ConsistentHashRing (1000 vnodes, 100,000 points at the end)", ours, art, "article's class")
+    if uhashring is None:
+        rows.append(("uhashring", "not installed"))
+        return rows
+    try:
+        compat_module.HashRing([])
+        default_ok = True
+    except NotImplementedError:  # before issue 25: the default ring was refused
+        default_ok = False
+    theirs = one_by_one(lambda: uhashring.HashRing([]), nodes, add_w, rm, repeats)
+    if default_ok:
+        ours = one_by_one(lambda: compat_module.HashRing([]), nodes, add_w, rm, repeats)
+        both("compat.HashRing() default ring (160 points per node)", ours, theirs, "uhashring")
+    else:
+        rows.append(("compat.HashRing() default ring", f"refused (uhashring {theirs[0]:.3f} s / {theirs[1]:.3f} s)"))
+    k_repeats = max(1, repeats // 3)  # uhashring's ketama takes seconds
+    ours = one_by_one(lambda: compat_module.HashRing([], hash_fn="ketama"), nodes, add_w, rm, k_repeats)
+    theirs = one_by_one(lambda: uhashring.HashRing([], hash_fn="ketama"), nodes, add_w, rm, k_repeats)
+    both("compat.HashRing(hash_fn='ketama') (rebuilt on every change, as uhashring)", ours, theirs, "uhashring")
+    if default_ok:
+        keys = [f"user:{i}" for i in range(n_keys)]
+        cuh, uh = compat_module.HashRing(nodes), uhashring.HashRing(nodes)
+        sample = keys[:: max(1, n_keys // 2000)]
+        assert [cuh.get_node(k) for k in sample] == [uh.get_node(k) for k in sample]
+        slow = keys[: max(1000, n_keys // 5)]
+        g_c = g_u = float("inf")
+        for _ in range(repeats):
+            g_c = min(g_c, per_call_ns(cuh.get_node, keys, 1))
+            g_u = min(g_u, per_call_ns(uh.get_node, slow, 1))
+        rows.append(("compat.HashRing() default ring get_node (100 nodes x 160)",
+                     f"**{g_c:.0f} ns/call** (uhashring {g_u:.0f} ns/call, {g_u / g_c:.1f}x)"))
+    return rows
+
+
+def load_compat(path: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compat_under_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
+    if "--changes" in argv:
+        module = load_compat(argv[argv.index("--compat") + 1]) if "--compat" in argv else compat
+        print(f"# ringwise Python bench: membership changes ({module.__file__})")
+        print(f"load average before: {os.getloadavg()}")
+        print("| measurement | result |")
+        print("|---|---|")
+        for label, value in changes(module, 3 if quick else 5, 20_000 if quick else 100_000):
+            print(f"| {label} | {value} |")
+        print(f"load average after: {os.getloadavg()}")
+        return 0
     n_keys = 20_000 if quick else 200_000
     repeats = 3 if quick else 7
     n_many = 100_000 if quick else 1_000_000
@@ -196,6 +297,9 @@ def main(argv: list[str]) -> int:
     row(f"locate_many of {n_many:,} keys (xxh3 ring, 100 nodes x 160), list of names", f"**{m_list:.0f} ms**")
     row(f"locate_many of {n_many:,} keys, indices=True", f"{m_idx:.0f} ms")
     row(f"Python loop of locate over the same {n_many:,} keys", f"{m_loop:.0f} ms")
+
+    # -- 3. membership changes ----------------------------------------------
+    rows.extend(changes(compat, max(2, repeats // 2), n_keys // 2))
 
     print()
     print("| measurement | result |")

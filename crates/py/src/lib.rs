@@ -1,9 +1,13 @@
 //! `ringwise._ringwise`: the native half of the Python package `ringwise`.
 //!
-//! No algorithm lives here: this crate converts Python values to the
+//! No library algorithm lives here: this crate converts Python values to the
 //! library's types and back ([`placement`], [`simulate`], and [`compat`]
-//! for uhashring's ketama views), reads what they are given from outside
-//! ([`inputs`]: capped cluster files, iterables of keys or nodes) and maps the
+//! for uhashring's ketama views), with one exception, [`uhashring`]: the
+//! uhashring rings the library's `ketama` does not make (its default ring of
+//! 128-bit MD5 points, and ketama with other vnodes or replicas), whose
+//! Python-dict tie rule and 128-bit circle are uhashring's alone. It reads
+//! what they are given from outside ([`inputs`]: capped cluster files,
+//! iterables of keys or nodes) and maps the
 //! library's errors to Python exceptions in one place ([`errors`]). The
 //! Python layer (`python/ringwise/__init__.py`) re-exports it and adds the
 //! per-algorithm convenience classes; `python/ringwise/_ringwise.pyi` types it.
@@ -16,6 +20,7 @@ mod errors;
 mod inputs;
 mod placement;
 mod simulate;
+mod uhashring;
 
 /// The module `ringwise._ringwise`.
 #[pymodule]
@@ -26,6 +31,7 @@ fn _ringwise(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(placement::cassandra_token, m)?)?;
     m.add_function(wrap_pyfunction!(compat::uhashring_hashi, m)?)?;
     m.add_function(wrap_pyfunction!(compat::uhashring_continuum, m)?)?;
+    m.add_class::<uhashring::UhashringRing>()?;
     m.add(
         "ALGORITHMS",
         PyTuple::new(m.py(), ringwise::Algorithm::NAMES)?,

@@ -1,4 +1,5 @@
-"""ringwise.compat.HashRing against the installed uhashring 2.5 (hash_fn="ketama")."""
+"""ringwise.compat.HashRing against the installed uhashring 2.5: its default ring,
+hash_fn="ketama" (any vnodes and replicas it computes) and a callable hash_fn."""
 
 from __future__ import annotations
 
@@ -112,13 +113,18 @@ def colliding_key() -> tuple[str, int]:
     raise AssertionError("no key lands on the shared point")
 
 
-def test_the_colliding_pair_later_added_wins():
+@pytest.mark.parametrize("options", [{}, {"vnodes": 80}, {"vnodes": 41, "replicas": 4}])
+def test_the_colliding_pair_later_added_wins(options):
+    # {}: the library's ketama flavour; other vnodes: ringwise's UhashringRing.
     key, _ = colliding_key()
     for order in (["172.31.1.125", "172.31.1.202"], ["172.31.1.202", "172.31.1.125"]):
-        ours = compat.HashRing(nodes=order, hash_fn="ketama")
-        theirs = uhashring.HashRing(nodes=order, hash_fn="ketama")
+        ours = compat.HashRing(nodes=order, hash_fn="ketama", **options)
+        theirs = uhashring.HashRing(nodes=order, hash_fn="ketama", **options)
         assert ours.get_node(key) == theirs.get_node(key) == order[1]
         assert ours.size == theirs.size  # the shared point counts once
+        assert ours.get_points() == theirs.get_points()  # ... but is listed twice
+        assert ours.get_node_pos(key) == theirs.get_node_pos(key)
+        assert (ours.placement is None) == bool(options)
     # Weighted, among others, and after changes: still the same owner.
     ours = compat.HashRing(nodes={"172.31.1.125": 1, "172.31.1.202": 1, "10.0.0.1": 1}, hash_fn="ketama")
     theirs = uhashring.HashRing(nodes={"172.31.1.125": 1, "172.31.1.202": 1, "10.0.0.1": 1}, hash_fn="ketama")
@@ -178,27 +184,41 @@ def test_uhashring_user_code_runs_unchanged():
 
 
 def test_unsupported_options_raise():
-    for hash_fn in (None, "md5", len):
-        with pytest.raises(compat.UnsupportedOptionError):
+    # What uhashring 2.5 itself refuses, refused the same way.
+    for hash_fn in ("md5", 42):
+        with pytest.raises(TypeError):
+            uhashring.HashRing(["a"], hash_fn=hash_fn)
+        with pytest.raises(TypeError):
             compat.HashRing(["a"], hash_fn=hash_fn)
+    # ketama replicas outside the 4 words of a digest: uhashring breaks.
+    with pytest.raises(IndexError):
+        uhashring.HashRing(["a"], hash_fn="ketama", replicas=5)
+    for replicas in (0, -1, 5, 2.0, True):
+        with pytest.raises(compat.UnsupportedOptionError):
+            compat.HashRing(["a"], hash_fn="ketama", replicas=replicas)
     with pytest.raises(NotImplementedError):
-        compat.HashRing(["a"])
-    with pytest.raises(ringwise.Error):
-        compat.HashRing(["a"], hash_fn="ketama", vnodes=80)
-    with pytest.raises(compat.UnsupportedOptionError):
-        compat.HashRing({"a": {"vnodes": 10}}, hash_fn="ketama")
-    with pytest.raises(compat.UnsupportedOptionError):
-        compat.HashRing(["a"], hash_fn="ketama", replicas=3)
-    for bad in (0, -2, 1.5):
-        with pytest.raises(ringwise.InvalidWeightError):
-            compat.HashRing({"a": {"weight": bad}}, hash_fn="ketama")
-    with pytest.raises(ValueError):
-        compat.HashRing(42, hash_fn="ketama")
-    with pytest.raises(TypeError):
-        compat.HashRing([1, 2], hash_fn="ketama")
-    ring = compat.HashRing([], hash_fn="ketama")
-    assert ring.get_node("k") is None and ring["k"] is None and ring.get_server("k") is None
-    assert list(ring.iterate_nodes("k")) == [None]
+        compat.HashRing(["a"], hash_fn="ketama", replicas=5)
+    # Misspelt options are refused (uhashring would ignore them).
+    with pytest.raises(TypeError, match="vnode"):
+        compat.HashRing(["a"], vnode=80)
+    for hash_fn in (None, "ketama"):
+        for bad in (0, -1, 1.5, True):
+            with pytest.raises(ringwise.InvalidVnodesError):
+                compat.HashRing(["a"], hash_fn=hash_fn, vnodes=bad)
+            with pytest.raises(ringwise.InvalidVnodesError):
+                compat.HashRing({"a": {"vnodes": bad}}, hash_fn=hash_fn)
+        for bad in (0, -2, 1.5):
+            with pytest.raises(ringwise.InvalidWeightError):
+                compat.HashRing({"a": {"weight": bad}}, hash_fn=hash_fn)
+        with pytest.raises(ValueError):
+            compat.HashRing(42, hash_fn=hash_fn)
+        with pytest.raises(TypeError):
+            compat.HashRing([1, 2], hash_fn=hash_fn)
+        ring = compat.HashRing([], hash_fn=hash_fn)
+        assert ring.get_node("k") is None and ring["k"] is None and ring.get_server("k") is None
+        assert ring.get_node_pos("k") is None and ring.get("k") is None
+        assert list(ring.iterate_nodes("k")) == [None]
+        assert list(ring.range("k")) == [] and ring.size == 0 and ring.get_points() == []
 
 
 def test_weight_fn_and_regenerate():
