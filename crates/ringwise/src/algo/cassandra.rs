@@ -34,6 +34,8 @@
 //! counts) is not modelled; zone-aware replicas ([`crate::Ring::zoned_replicas_into`])
 //! are the nearest thing.
 
+pub mod cql;
+
 use std::collections::HashMap;
 
 use crate::Error;
