@@ -33,3 +33,5 @@ fn cassandra_driver_tokens_agree() {
         &ours,
     );
 }
+
+mod types;

@@ -215,8 +215,7 @@ impl CqlType {
             };
             CqlError {
                 message: format!(
-                    "{shown:?}{more} is not a CQL {}{why}: a {} literal is {}",
-                    self.name(),
+                    "{shown:?}{more} is not a CQL {}{why}: give {}",
                     self.name(),
                     self.expected()
                 ),
@@ -698,7 +697,11 @@ fn timestamp(text: &str, out: &mut Vec<u8>) -> Result<(), String> {
     let (days, rest) = civil_date(text).ok_or_else(String::new)?;
     let mut millis_of_day = 0i64;
     let mut rest = rest;
-    if let Some(time) = rest.strip_prefix([' ', 'T']) {
+    // A time follows ` ` or `T` when a digit does (` +0200` is a zone).
+    let time = rest
+        .strip_prefix([' ', 'T'])
+        .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()));
+    if let Some(time) = time {
         let (hour, time) = two_digits(time, 23).ok_or_else(String::new)?;
         let time = time.strip_prefix(':').ok_or_else(String::new)?;
         let (minute, mut time) = two_digits(time, 59).ok_or_else(String::new)?;
@@ -842,6 +845,14 @@ mod tests {
             assert_eq!(bytes(CqlType::Timestamp, literal), noon.to_be_bytes(), "{literal}");
         }
         assert!(refused(CqlType::Timestamp, "2024-05-01 12:00").contains("server's time zone"));
+        let midnight = 1_714_521_600_000i64; // 2024-05-01T00:00Z
+        for literal in ["2024-05-01Z", "2024-05-01 +0000", "'2024-05-01+02:00'"] {
+            let want = match literal.contains("02:00") {
+                true => midnight - 7_200_000,
+                false => midnight,
+            };
+            assert_eq!(bytes(CqlType::Timestamp, literal), want.to_be_bytes(), "{literal}");
+        }
         assert!(refused(CqlType::Timestamp, "2024-05-01 12:00:00.5Z").contains("three digits"));
     }
 
