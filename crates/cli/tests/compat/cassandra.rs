@@ -35,3 +35,4 @@ fn cassandra_driver_tokens_agree() {
 }
 
 mod types;
+mod nts;
