@@ -201,7 +201,10 @@ fn parse_replication(text: &str) -> Result<Replication, String> {
 
 /// NetworkTopologyStrategy on the cluster's ring (cassandra only); warns of
 /// datacenters of the map that no node is in.
-fn topology(keyed: &Keyed<AnyPlacement>, map: &[(String, u32)]) -> Result<NetworkTopology, Failure> {
+fn topology(
+    keyed: &Keyed<AnyPlacement>,
+    map: &[(String, u32)],
+) -> Result<NetworkTopology, Failure> {
     let placement = keyed.placement();
     let ring = match (placement.algorithm(), placement.as_ring()) {
         (ringwise::Algorithm::Cassandra, Some(ring)) => ring,
@@ -275,42 +278,43 @@ fn bounded(
     let mut arena: Vec<u8> = Vec::new();
     let mut ends: Vec<u64> = Vec::new();
     let mut hashes: Vec<u64> = Vec::new();
-    args.keys().for_each_decoded_block(args.key_format, |block, _| {
-        let bytes: u64 = block.iter().map(|k| k.len() as u64).sum();
-        if (ends.len() + block.len()) as u64 > args.max_keys {
-            return Err(Failure::data(anyhow!(
-                "--epsilon holds every key in memory to bound the loads: at most {} keys \
+    args.keys()
+        .for_each_decoded_block(args.key_format, |block, _| {
+            let bytes: u64 = block.iter().map(|k| k.len() as u64).sum();
+            if (ends.len() + block.len()) as u64 > args.max_keys {
+                return Err(Failure::data(anyhow!(
+                    "--epsilon holds every key in memory to bound the loads: at most {} keys \
                  (--max-keys); split the input into batches, raise --max-keys, or look \
                  keys up without --epsilon (streamed, no limit)",
-                args.max_keys
-            )));
-        }
-        if arena.len() as u64 + bytes > args.max_key_bytes {
-            // The first key of the block past the cap, counted from 1.
-            let mut total = arena.len() as u64;
-            let past = block.iter().position(|k| {
-                total += k.len() as u64;
-                total > args.max_key_bytes
-            });
-            return Err(Failure::data(anyhow!(
-                "--epsilon holds every key in memory to bound the loads: at most {} bytes \
+                    args.max_keys
+                )));
+            }
+            if arena.len() as u64 + bytes > args.max_key_bytes {
+                // The first key of the block past the cap, counted from 1.
+                let mut total = arena.len() as u64;
+                let past = block.iter().position(|k| {
+                    total += k.len() as u64;
+                    total > args.max_key_bytes
+                });
+                return Err(Failure::data(anyhow!(
+                    "--epsilon holds every key in memory to bound the loads: at most {} bytes \
                  of keys (--max-key-bytes), passed at key {}; split the input into \
                  batches, raise --max-key-bytes, or look keys up without --epsilon \
                  (streamed, no limit)",
-                args.max_key_bytes,
-                ends.len() + past.unwrap_or(0) + 1
-            )));
-        }
-        reserve(&mut arena, bytes as usize)?;
-        reserve(&mut ends, block.len())?;
-        reserve(&mut hashes, block.len())?;
-        for key in block {
-            arena.extend_from_slice(key);
-            ends.push(arena.len() as u64);
-            hashes.push(keyed.hash(key));
-        }
-        Ok::<(), Failure>(())
-    })?;
+                    args.max_key_bytes,
+                    ends.len() + past.unwrap_or(0) + 1
+                )));
+            }
+            reserve(&mut arena, bytes as usize)?;
+            reserve(&mut ends, block.len())?;
+            reserve(&mut hashes, block.len())?;
+            for key in block {
+                arena.extend_from_slice(key);
+                ends.push(arena.len() as u64);
+                hashes.push(keyed.hash(key));
+            }
+            Ok::<(), Failure>(())
+        })?;
     let owners = bounded.assign(&hashes);
     drop(hashes);
     let mut start = 0;

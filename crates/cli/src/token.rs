@@ -125,7 +125,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
                         };
                         match types.len() {
                             1 => Failure::data(anyhow!("key {number}: {e}")),
-                            _ => Failure::data(anyhow!("key {number} ({}): {e}{hint}", preview(key))),
+                            _ => {
+                                Failure::data(anyhow!("key {number} ({}): {e}{hint}", preview(key)))
+                            }
                         }
                     })?;
                     cassandra_token(&serialized)

@@ -34,5 +34,5 @@ fn cassandra_driver_tokens_agree() {
     );
 }
 
-mod types;
 mod nts;
+mod types;

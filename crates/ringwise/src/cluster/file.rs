@@ -140,10 +140,7 @@ impl RawNode {
         match field {
             MemberField::Weight => self.weight.as_ref().map(|w| (w.span(), "weight")),
             MemberField::Zone => self.zone.as_ref().map(|z| (z.span(), "zone")),
-            MemberField::Datacenter => self
-                .datacenter
-                .as_ref()
-                .map(|d| (d.span(), "datacenter")),
+            MemberField::Datacenter => self.datacenter.as_ref().map(|d| (d.span(), "datacenter")),
             MemberField::Given => [
                 self.points.as_ref().map(|p| (p.span(), "points")),
                 self.tokens.as_ref().map(|t| (t.span(), "tokens")),

@@ -22,7 +22,13 @@ use crate::support::{TempDir, assert_success, ringwise, stdout};
 const SEED: u64 = 0x6e74_7372_696e_6773;
 const RINGS: usize = 6;
 const KEYS: usize = 1_000;
-const MAPS: &[&str] = &["dc1=3,dc2=2", "dc1=1", "dc1=5,dc2=4", "dc1=2,dc2=3", "dc1=12,dc2=1"];
+const MAPS: &[&str] = &[
+    "dc1=3,dc2=2",
+    "dc1=1",
+    "dc1=5,dc2=4",
+    "dc1=2,dc2=3",
+    "dc1=12,dc2=1",
+];
 
 #[test]
 fn replicas_match_the_drivers_network_topology_strategy() {
@@ -36,10 +42,16 @@ fn replicas_match_the_drivers_network_topology_strategy() {
         let keys = random_keys(&mut rng, KEYS);
         for map in MAPS {
             let mut command = std::process::Command::new(peer_python());
-            command.arg(peer_file("cassandra_nts.py")).arg(&cluster).arg(map);
+            command
+                .arg(peer_file("cassandra_nts.py"))
+                .arg(&cluster)
+                .arg(map);
             let theirs = run_peer(&mut command, dir.path(), &keys);
             let path = cluster.to_str().expect("utf-8 path");
-            let out = ringwise(&["lookup", "--cluster", path, "--replication", map], lines(&keys).as_bytes());
+            let out = ringwise(
+                &["lookup", "--cluster", path, "--replication", map],
+                lines(&keys).as_bytes(),
+            );
             assert_success(&out);
             let ours = crate::compat::answers("lookup", &keys, &stdout(&out));
             assert_eq!(theirs.len(), keys.len(), "the peer answers every key");
@@ -52,11 +64,19 @@ fn replicas_match_the_drivers_network_topology_strategy() {
                 let mut driver_set = driver_list.clone();
                 driver_set.sort_unstable();
                 driver_set.dedup();
-                let context = || format!("ring {ring}, --replication {map}, key {key:?}: ringwise {ours}, driver {driver}, Cassandra {java}");
+                let context = || {
+                    format!(
+                        "ring {ring}, --replication {map}, key {key:?}: ringwise {ours}, driver {driver}, Cassandra {java}"
+                    )
+                };
                 assert_eq!(ours, java, "order: {}", context());
                 if driver_set.len() < driver_list.len() {
                     driver_duplicates += 1;
-                    assert!(driver_set.iter().all(|n| ours_set.contains(n)), "{}", context());
+                    assert!(
+                        driver_set.iter().all(|n| ours_set.contains(n)),
+                        "{}",
+                        context()
+                    );
                 } else {
                     assert_eq!(ours_set, driver_set, "set: {}", context());
                 }
@@ -66,7 +86,10 @@ fn replicas_match_the_drivers_network_topology_strategy() {
     }
     assert_eq!(compared, RINGS * MAPS.len() * KEYS);
     // Most keys must be compared exactly with the driver, or the proof is void.
-    assert!(driver_duplicates * 10 < compared, "{driver_duplicates} of {compared} driver lists repeat a node");
+    assert!(
+        driver_duplicates * 10 < compared,
+        "{driver_duplicates} of {compared} driver lists repeat a node"
+    );
     eprintln!("{compared} keys compared; the driver repeated a node for {driver_duplicates}");
 }
 
@@ -74,7 +97,10 @@ fn replicas_match_the_drivers_network_topology_strategy() {
 fn random_cluster(rng: &mut Rng) -> String {
     let mut toml = String::from("algorithm = \"cassandra\"\n");
     let mut n = 0;
-    for (dc, nodes, racks) in [("dc1", rng.between(5, 8), rng.between(2, 3)), ("dc2", rng.between(3, 6), rng.between(1, 3))] {
+    for (dc, nodes, racks) in [
+        ("dc1", rng.between(5, 8), rng.between(2, 3)),
+        ("dc2", rng.between(3, 6), rng.between(1, 3)),
+    ] {
         for i in 0..nodes {
             let tokens: Vec<String> = (0..8).map(|_| (rng.next() as i64).to_string()).collect();
             let field = if rng.below(2) == 0 { "rack" } else { "zone" };

@@ -46,10 +46,12 @@ fn every_cql_type_serialises_as_the_driver_does() {
                 let sep = separator.unwrap_or(":");
                 let parts: Vec<String> = types
                     .split(',')
-                    .map(|ty| loop {
-                        let literal = literal(&mut rng, ty, i);
-                        if !literal.contains(sep) {
-                            break literal;
+                    .map(|ty| {
+                        loop {
+                            let literal = literal(&mut rng, ty, i);
+                            if !literal.contains(sep) {
+                                break literal;
+                            }
                         }
                     })
                     .collect();
@@ -67,7 +69,9 @@ fn every_cql_type_serialises_as_the_driver_does() {
         .iter()
         .flat_map(|g| {
             let sep = g.separator.unwrap_or(":");
-            g.keys.iter().map(move |k| format!("{}\t{sep}\t{k}", g.types))
+            g.keys
+                .iter()
+                .map(move |k| format!("{}\t{sep}\t{k}", g.types))
         })
         .collect();
     let mut command = std::process::Command::new(peer_python());
@@ -140,7 +144,11 @@ fn literal(rng: &mut Rng, ty: &str, i: usize) -> String {
         let len = rng.between(1, width as usize) as u32;
         let v = (rng.next() >> (64 - len)) as i64;
         let v = v.min((1i64 << (width - 1)).wrapping_sub(1) & i64::MAX);
-        if rng.below(2) == 0 { -v - i64::from(len == width) } else { v }
+        if rng.below(2) == 0 {
+            -v - i64::from(len == width)
+        } else {
+            v
+        }
     };
     let fixed = |rng: &mut Rng, width: u32| -> String {
         let (min, max) = match width {
@@ -173,7 +181,9 @@ fn literal(rng: &mut Rng, ty: &str, i: usize) -> String {
         }
         "decimal" => {
             let digits = |rng: &mut Rng, n: usize| -> String {
-                (0..n).map(|_| char::from(b'0' + rng.below(10) as u8)).collect()
+                (0..n)
+                    .map(|_| char::from(b'0' + rng.below(10) as u8))
+                    .collect()
             };
             let sign = ["", "-", "+"][rng.below(3)];
             let whole = rng.between(0, 25);
@@ -221,11 +231,13 @@ fn literal(rng: &mut Rng, ty: &str, i: usize) -> String {
             let keys = super::super::random_keys(rng, 1);
             keys.into_iter().next().unwrap_or_default()
         }
-        "ascii" => (0..rng.between(1, 30))
-            .map(|_| char::from(b'!' + rng.below(94) as u8))
-            .filter(|&c| c != '\\')
-            .collect::<String>()
-            + "a",
+        "ascii" => {
+            (0..rng.between(1, 30))
+                .map(|_| char::from(b'!' + rng.below(94) as u8))
+                .filter(|&c| c != '\\')
+                .collect::<String>()
+                + "a"
+        }
         "blob" => {
             // Not empty: the driver hashes b"" to 0, Cassandra gives the
             // empty key the minimum token (and refuses it as a partition
@@ -263,7 +275,11 @@ fn literal(rng: &mut Rng, ty: &str, i: usize) -> String {
             _ => {
                 let (y, m, d) = civil(rng, 1, 9999);
                 let text = format!("{y:04}-{m:02}-{d:02}");
-                if rng.below(4) == 0 { format!("'{text}'") } else { text }
+                if rng.below(4) == 0 {
+                    format!("'{text}'")
+                } else {
+                    text
+                }
             }
         },
         "timestamp" => match rng.below(4) {

@@ -244,7 +244,9 @@ impl CqlType {
             CqlType::Varint => varint(text, out),
             CqlType::Decimal => decimal(text, out),
             CqlType::Float => {
-                let value = float_literal(text)?.parse::<f32>().map_err(|_| String::new())?;
+                let value = float_literal(text)?
+                    .parse::<f32>()
+                    .map_err(|_| String::new())?;
                 let bits = match value.is_nan() {
                     true => 0x7fc0_0000,
                     false => value.to_bits(),
@@ -253,7 +255,9 @@ impl CqlType {
                 Ok(())
             }
             CqlType::Double => {
-                let value = float_literal(text)?.parse::<f64>().map_err(|_| String::new())?;
+                let value = float_literal(text)?
+                    .parse::<f64>()
+                    .map_err(|_| String::new())?;
                 let bits = match value.is_nan() {
                     true => 0x7ff8_0000_0000_0000,
                     false => value.to_bits(),
@@ -511,7 +515,8 @@ fn float_literal(text: &str) -> Result<&str, String> {
     };
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    let mantissa_ok = whole.len() + fraction.len() > 0 && digits_only(whole) && digits_only(fraction);
+    let mantissa_ok =
+        whole.len() + fraction.len() > 0 && digits_only(whole) && digits_only(fraction);
     let exponent_ok = exponent.is_none_or(|e| {
         let e = e.strip_prefix(['-', '+']).unwrap_or(e);
         !e.is_empty() && digits_only(e)
@@ -728,13 +733,16 @@ fn timestamp(text: &str, out: &mut Vec<u8>) -> Result<(), String> {
     // Java's `z` patterns put a space before the zone.
     let zone = rest.strip_prefix(' ').unwrap_or(rest);
     if zone.is_empty() {
-        return Err("no zone: Cassandra reads it in the server's time zone; add Z or +0000 \
+        return Err(
+            "no zone: Cassandra reads it in the server's time zone; add Z or +0000 \
                     for UTC"
-            .to_owned());
+                .to_owned(),
+        );
     }
-    let offset = zone_offset(zone).ok_or_else(|| format!("{zone:?} is not a zone like Z or +0200"))?;
-    let millis = i128::from(days) * 86_400_000 + i128::from(millis_of_day)
-        - i128::from(offset) * 60_000;
+    let offset =
+        zone_offset(zone).ok_or_else(|| format!("{zone:?} is not a zone like Z or +0200"))?;
+    let millis =
+        i128::from(days) * 86_400_000 + i128::from(millis_of_day) - i128::from(offset) * 60_000;
     let millis = i64::try_from(millis).map_err(|_| "beyond 64-bit milliseconds".to_owned())?;
     out.extend_from_slice(&millis.to_be_bytes());
     Ok(())
@@ -766,7 +774,9 @@ mod tests {
 
     fn refused(ty: CqlType, literal: &str) -> String {
         let mut out = vec![7];
-        let e = ty.serialize_into(literal.as_bytes(), &mut out).unwrap_err();
+        let e = ty
+            .serialize_into(literal.as_bytes(), &mut out)
+            .expect_err("refused");
         assert_eq!(out, [7], "a refused literal leaves the buffer as it was");
         e.message
     }
@@ -774,7 +784,10 @@ mod tests {
     #[test]
     fn int_42_is_cassandras_token() {
         // cassandra-driver: Murmur3Token.from_key(Int32Type.serialize(42, 4)).
-        assert_eq!(cassandra_token(&bytes(CqlType::Int, "42")), -7160136740246525330);
+        assert_eq!(
+            cassandra_token(&bytes(CqlType::Int, "42")),
+            -7160136740246525330
+        );
         assert_eq!(cassandra_token(b"42"), -5291771196513038484);
     }
 
@@ -811,7 +824,10 @@ mod tests {
     #[test]
     fn decimals_keep_javas_scale() {
         assert_eq!(bytes(CqlType::Decimal, "1.50"), [0, 0, 0, 2, 0, 150]);
-        assert_eq!(bytes(CqlType::Decimal, "1.5e3"), [0xff, 0xff, 0xff, 0xfe, 15]);
+        assert_eq!(
+            bytes(CqlType::Decimal, "1.5e3"),
+            [0xff, 0xff, 0xff, 0xfe, 15]
+        );
         assert_eq!(bytes(CqlType::Decimal, "-0.5"), [0, 0, 0, 1, 0xfb]);
         assert_eq!(bytes(CqlType::Decimal, ".5"), [0, 0, 0, 1, 5]);
         refused(CqlType::Decimal, "NaN");
@@ -821,9 +837,18 @@ mod tests {
     #[test]
     fn floats_and_doubles_are_ieee_big_endian() {
         assert_eq!(bytes(CqlType::Float, "1"), 1f32.to_bits().to_be_bytes());
-        assert_eq!(bytes(CqlType::Double, "-0.0"), (-0f64).to_bits().to_be_bytes());
-        assert_eq!(bytes(CqlType::Double, "NaN"), [0x7f, 0xf8, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(bytes(CqlType::Float, "-Infinity"), f32::NEG_INFINITY.to_bits().to_be_bytes());
+        assert_eq!(
+            bytes(CqlType::Double, "-0.0"),
+            (-0f64).to_bits().to_be_bytes()
+        );
+        assert_eq!(
+            bytes(CqlType::Double, "NaN"),
+            [0x7f, 0xf8, 0, 0, 0, 0, 0, 0]
+        );
+        assert_eq!(
+            bytes(CqlType::Float, "-Infinity"),
+            f32::NEG_INFINITY.to_bits().to_be_bytes()
+        );
         refused(CqlType::Double, "inf");
         refused(CqlType::Double, "1.2.3");
     }
@@ -831,7 +856,10 @@ mod tests {
     #[test]
     fn dates_and_timestamps() {
         assert_eq!(bytes(CqlType::Date, "1970-01-01"), [0x80, 0, 0, 0]);
-        assert_eq!(bytes(CqlType::Date, "'1969-12-31'"), [0x7f, 0xff, 0xff, 0xff]);
+        assert_eq!(
+            bytes(CqlType::Date, "'1969-12-31'"),
+            [0x7f, 0xff, 0xff, 0xff]
+        );
         assert_eq!(bytes(CqlType::Date, "2147483648"), [0x80, 0, 0, 0]);
         refused(CqlType::Date, "2023-02-29");
         let noon = 1_714_564_800_000i64; // 2024-05-01T12:00Z
@@ -842,7 +870,11 @@ mod tests {
             "2024-05-01 14:00:00.000+02:00",
             "2024-05-01T07:00:00-05",
         ] {
-            assert_eq!(bytes(CqlType::Timestamp, literal), noon.to_be_bytes(), "{literal}");
+            assert_eq!(
+                bytes(CqlType::Timestamp, literal),
+                noon.to_be_bytes(),
+                "{literal}"
+            );
         }
         assert!(refused(CqlType::Timestamp, "2024-05-01 12:00").contains("server's time zone"));
         let midnight = 1_714_521_600_000i64; // 2024-05-01T00:00Z
@@ -851,7 +883,11 @@ mod tests {
                 true => midnight - 7_200_000,
                 false => midnight,
             };
-            assert_eq!(bytes(CqlType::Timestamp, literal), want.to_be_bytes(), "{literal}");
+            assert_eq!(
+                bytes(CqlType::Timestamp, literal),
+                want.to_be_bytes(),
+                "{literal}"
+            );
         }
         assert!(refused(CqlType::Timestamp, "2024-05-01 12:00:00.5Z").contains("three digits"));
     }
@@ -860,7 +896,10 @@ mod tests {
     fn uuids_blobs_inets_booleans() {
         let id = "123e4567-e89b-12d3-a456-426614174000";
         assert_eq!(bytes(CqlType::Uuid, id)[..2], [0x12, 0x3e]);
-        assert!(refused(CqlType::Timeuuid, "123e4567-e89b-42d3-a456-426614174000").contains("version 4"));
+        assert!(
+            refused(CqlType::Timeuuid, "123e4567-e89b-42d3-a456-426614174000")
+                .contains("version 4")
+        );
         assert_eq!(bytes(CqlType::Blob, "0xCAfe"), [0xca, 0xfe]);
         assert_eq!(bytes(CqlType::Blob, "cafe"), [0xca, 0xfe]);
         assert!(refused(CqlType::Blob, "caf").contains("odd"));
@@ -874,11 +913,16 @@ mod tests {
     #[test]
     fn composite_keys_are_length_prefixed() {
         let mut out = Vec::new();
-        partition_key_into(&[CqlType::Int, CqlType::Text], &[b"1", b"ab"], &mut out).unwrap();
+        partition_key_into(&[CqlType::Int, CqlType::Text], &[b"1", b"ab"], &mut out)
+            .expect("serialises");
         assert_eq!(out, [0, 4, 0, 0, 0, 1, 0, 0, 2, b'a', b'b', 0]);
-        let e = partition_key_into(&[CqlType::Int], &[b"1", b"2"], &mut out).unwrap_err();
+        let e = partition_key_into(&[CqlType::Int], &[b"1", b"2"], &mut out).expect_err("refused");
         assert!(e.message.contains("2 columns but 1 type is given"), "{e}");
         let e = partition_key_into(&[CqlType::Int, CqlType::Int], &[b"1", b"x"], &mut out);
-        assert!(e.unwrap_err().message.starts_with("column 2: \"x\" is not a CQL int"));
+        assert!(
+            e.expect_err("refused")
+                .message
+                .starts_with("column 2: \"x\" is not a CQL int")
+        );
     }
 }

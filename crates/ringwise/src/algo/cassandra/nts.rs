@@ -118,7 +118,10 @@ impl NetworkTopology {
                 .datacenter
                 .as_deref()
                 .ok_or_else(|| missing("datacenter", "datacenter"))?;
-            let rack = node.zone.as_deref().ok_or_else(|| missing("rack", "rack"))?;
+            let rack = node
+                .zone
+                .as_deref()
+                .ok_or_else(|| missing("rack", "rack"))?;
             let entry = per_dc.entry(dc).or_insert((0, Vec::new()));
             entry.0 += 1;
             entry.1.push(rack);
@@ -239,10 +242,10 @@ impl Walk {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::cassandra::Tokens;
     use crate::algo::params::{Given, Layout, Params, Registered};
     use crate::algo::ring::Ring;
     use crate::hash::token_point;
-    use crate::algo::cassandra::Tokens;
     use crate::node::Node;
     use crate::placement::Placement;
 
@@ -271,7 +274,11 @@ mod tests {
 
     #[test]
     fn the_worked_example() {
-        let r = ring(&[("a", "dc1", "r1", 0), ("b", "dc1", "r1", 10), ("c", "dc1", "r2", 20)]);
+        let r = ring(&[
+            ("a", "dc1", "r1", 0),
+            ("b", "dc1", "r1", 10),
+            ("c", "dc1", "r2", 20),
+        ]);
         assert_eq!(replicas(&r, &[("dc1", 2)], -5), ["a", "c"]);
         assert_eq!(replicas(&r, &[("dc1", 3)], -5), ["a", "b", "c"]);
         // From b: b (r1), c (r2); then a (r1) is a repeat, allowed once.
@@ -298,9 +305,10 @@ mod tests {
     fn a_node_without_a_datacenter_is_refused() {
         let mut layout = Layout::new();
         layout.insert("a".into(), Given::Tokens(vec![0]));
-        let r = Ring::<Tokens>::build_with(vec![Node::new("a").zone("r1")], &Params::DEFAULT, &layout)
-            .expect("builds");
-        let e = NetworkTopology::new(&r, &[("dc1".into(), 1)]).unwrap_err();
+        let r =
+            Ring::<Tokens>::build_with(vec![Node::new("a").zone("r1")], &Params::DEFAULT, &layout)
+                .expect("builds");
+        let e = NetworkTopology::new(&r, &[("dc1".into(), 1)]).expect_err("refused");
         assert!(e.to_string().contains("no datacenter"), "{e}");
         assert!(r.len() == 1);
     }
