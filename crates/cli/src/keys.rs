@@ -12,6 +12,12 @@
 //! that writes a key and waits for its answer gets it at once, while input
 //! that streams in fast still goes in blocks of [`BLOCK`] keys, flushed
 //! once per 64 KiB read. `--line-buffered` flushes after every key.
+//!
+//! `--key-format hex` ([`KeyFormat::Hex`], `lookup` and `token`): each
+//! key is given as the hex of its bytes (an optional `0x`), so that a key
+//! holding a newline or a tab can come on stdin; it is decoded before the
+//! command sees it, and a line that is not hex is refused with its number
+//! (exit 65).
 
 use std::io::{self, BufRead, BufWriter, IsTerminal, Read, Write};
 
@@ -45,6 +51,16 @@ pub fn flush_if(out: &mut Out, flush: bool) -> io::Result<()> {
         true => out.flush(),
         false => Ok(()),
     }
+}
+
+/// How each key is written on input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KeyFormat {
+    /// The key's bytes as they are.
+    Text,
+    /// The hex of the key's bytes, with or without `0x` (`0a` is the
+    /// one-byte key holding a newline; an empty line is the empty key).
+    Hex,
 }
 
 /// Where keys come from.
@@ -121,6 +137,44 @@ impl Keys<'_> {
             }
         }
         visit(&block[..len], true)
+    }
+}
+
+impl Keys<'_> {
+    /// [`Keys::for_each_block`] with each key decoded as `format` says;
+    /// the first key that is not hex is an `InvalidData` error naming its
+    /// number (from 1), after the keys before it were visited.
+    pub fn for_each_decoded_block<E: From<io::Error>>(
+        &self,
+        format: KeyFormat,
+        mut visit: impl FnMut(&[Vec<u8>], bool) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if format == KeyFormat::Text {
+            return self.for_each_block(visit);
+        }
+        let mut decoded: Vec<Vec<u8>> = Vec::new();
+        let mut number = 0u64;
+        self.for_each_block(|block, flush| {
+            decoded.resize_with(decoded.len().max(block.len()), Vec::new);
+            for (i, key) in block.iter().enumerate() {
+                number += 1;
+                let out = &mut decoded[i];
+                out.clear();
+                if let Err(why) = ringwise::decode_hex_into(key, out) {
+                    visit(&decoded[..i], true)?;
+                    let shown = String::from_utf8_lossy(&key[..key.len().min(40)]);
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "key {number} ({shown:?}): --key-format hex takes the key's bytes \
+                             as hex digits, like 6b65790a or 0x6b65790a: {why}"
+                        ),
+                    )
+                    .into());
+                }
+            }
+            visit(&decoded[..block.len()], flush)
+        })
     }
 }
 

@@ -22,13 +22,15 @@
 use std::io::{self, Write};
 
 use anyhow::anyhow;
-use ringwise::{AnyPlacement, Bounded, Keyed, NodeId, NodeTable, Placement, RingView};
+use ringwise::{
+    AnyPlacement, Bounded, Keyed, NetworkTopology, NodeId, NodeTable, Placement, RingView, Walk,
+};
 use serde::Serialize;
 
 use crate::Failure;
 use crate::cluster::{ClusterArgs, ring_shaped};
 use crate::format::{Format, JSON_VERSION, Json, write_json};
-use crate::keys::{self, BLOCK, Keys, hex, write_escaped};
+use crate::keys::{self, BLOCK, KeyFormat, Keys, hex, write_escaped};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -40,6 +42,16 @@ pub struct Args {
     #[arg(long, value_name = "R", default_value_t = 1, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(1..))]
     replicas: u32,
+    /// Cassandra's NetworkTopologyStrategy: replicas per datacenter, like
+    /// `dc1=3,dc2=2` (nodes need a `datacenter` and a `rack`/`zone`;
+    /// cassandra only). Lists them in Cassandra's order, primary first.
+    #[arg(long, value_name = "DC=RF[,DC=RF...]", value_parser = parse_replication,
+          conflicts_with_all = ["replicas", "zones", "epsilon"])]
+    replication: Option<Replication>,
+    /// How keys are written: as they are (text), or as the hex of their
+    /// bytes (hex: `0a` is the key holding one newline byte).
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    key_format: KeyFormat,
     /// Prefer replicas in zones not used yet (nodes need `zone`s; ring,
     /// ketama, nginx, envoy-ring and cassandra).
     #[arg(long)]
@@ -109,13 +121,31 @@ pub fn run(args: Args) -> Result<(), Failure> {
              order; give zones as NAME@ZONE or `zone = \"...\"`"
         );
     }
+    let topology = match &args.replication {
+        None => None,
+        Some(map) => Some(topology(&keyed, &map.0)?),
+    };
     args.keys().prompt();
     let mut out = Printer {
         nodes: keyed.placement().nodes(),
         format: args.format,
-        list_replicas: args.replicas > 1,
+        list_replicas: args.replicas > 1 || topology.is_some(),
         out: keys::stdout(),
     };
+    if let Some(topology) = topology {
+        let mut ids = Vec::new();
+        let mut walk = Walk::default();
+        args.keys()
+            .for_each_decoded_block(args.key_format, |block, flush| {
+                for key in block {
+                    topology.replicas_into(keyed.hash(key), &mut ids, &mut walk);
+                    out.print(key, &ids)?;
+                }
+                keys::flush_if(&mut out.out, flush)
+            })
+            .map_err(Failure::from)?;
+        return out.out.flush().map_err(Failure::io);
+    }
     if let Some(epsilon) = args.epsilon.or(spec.epsilon) {
         if args.replicas > 1 || args.zones {
             return Err(Failure::usage(anyhow!(
@@ -135,7 +165,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
 fn owners(keyed: &Keyed<AnyPlacement>, args: &Args, out: &mut Printer<'_>) -> Result<(), Failure> {
     let mut owners = Vec::with_capacity(BLOCK);
     args.keys()
-        .for_each_block(|block, flush| {
+        .for_each_decoded_block(args.key_format, |block, flush| {
             keyed.owners_into(block, &mut owners);
             for (key, &owner) in block.iter().zip(&owners) {
                 out.print(key, &[owner])?;
@@ -143,6 +173,56 @@ fn owners(keyed: &Keyed<AnyPlacement>, args: &Args, out: &mut Printer<'_>) -> Re
             keys::flush_if(&mut out.out, flush)
         })
         .map_err(Failure::from)
+}
+
+/// `--replication`'s map, `(datacenter, rf)` in the order given (one
+/// value for clap, which reads an `Option<Vec<_>>` as many).
+#[derive(Debug, Clone)]
+struct Replication(Vec<(String, u32)>);
+
+/// `--replication`'s map: `DC=RF` pairs, comma-separated.
+fn parse_replication(text: &str) -> Result<Replication, String> {
+    text.split(',')
+        .map(|pair| {
+            let (dc, rf) = pair.split_once('=').ok_or_else(|| {
+                format!("{pair:?} is not DC=RF: give each datacenter's replica count, like dc1=3,dc2=2")
+            })?;
+            let rf = rf.trim().parse::<u32>().map_err(|_| {
+                format!("{rf:?} (datacenter {dc:?}) is not a replica count: give a number from 0, like dc1=3")
+            })?;
+            match dc.trim() {
+                "" => Err(format!("{pair:?} names no datacenter: give DC=RF, like dc1=3")),
+                dc => Ok((dc.to_owned(), rf)),
+            }
+        })
+        .collect::<Result<_, _>>()
+        .map(Replication)
+}
+
+/// NetworkTopologyStrategy on the cluster's ring (cassandra only); warns of
+/// datacenters of the map that no node is in.
+fn topology(
+    keyed: &Keyed<AnyPlacement>,
+    map: &[(String, u32)],
+) -> Result<NetworkTopology, Failure> {
+    let placement = keyed.placement();
+    let ring = match (placement.algorithm(), placement.as_ring()) {
+        (ringwise::Algorithm::Cassandra, Some(ring)) => ring,
+        (algorithm, _) => {
+            return Err(Failure::usage(anyhow!(
+                "--replication is Cassandra's NetworkTopologyStrategy: it needs algorithm = \
+                 \"cassandra\", not {algorithm}; use --replicas N elsewhere"
+            )));
+        }
+    };
+    let topology = NetworkTopology::new(ring, map).map_err(Failure::data)?;
+    for dc in topology.unknown_datacenters() {
+        say!(
+            "ringwise: warning: --replication: no node is in datacenter {dc:?}, so it holds no \
+             replica (Cassandra ignores it too); is the name misspelt?"
+        );
+    }
+    Ok(topology)
 }
 
 /// `--replicas R` nodes per key, zone-aware on a ring with `--zones`.
@@ -157,7 +237,7 @@ fn replicas(
     // for whatever `--replicas` says (4294967295 would reserve 16 GiB).
     let mut ids = Vec::with_capacity(r.min(keyed.placement().len()));
     args.keys()
-        .for_each_block(|block, flush| {
+        .for_each_decoded_block(args.key_format, |block, flush| {
             for key in block {
                 match zoned {
                     Some(ring) => ring.zoned_replicas_into(keyed.hash(key), r, &mut ids),
@@ -198,42 +278,43 @@ fn bounded(
     let mut arena: Vec<u8> = Vec::new();
     let mut ends: Vec<u64> = Vec::new();
     let mut hashes: Vec<u64> = Vec::new();
-    args.keys().for_each_block(|block, _| {
-        let bytes: u64 = block.iter().map(|k| k.len() as u64).sum();
-        if (ends.len() + block.len()) as u64 > args.max_keys {
-            return Err(Failure::data(anyhow!(
-                "--epsilon holds every key in memory to bound the loads: at most {} keys \
+    args.keys()
+        .for_each_decoded_block(args.key_format, |block, _| {
+            let bytes: u64 = block.iter().map(|k| k.len() as u64).sum();
+            if (ends.len() + block.len()) as u64 > args.max_keys {
+                return Err(Failure::data(anyhow!(
+                    "--epsilon holds every key in memory to bound the loads: at most {} keys \
                  (--max-keys); split the input into batches, raise --max-keys, or look \
                  keys up without --epsilon (streamed, no limit)",
-                args.max_keys
-            )));
-        }
-        if arena.len() as u64 + bytes > args.max_key_bytes {
-            // The first key of the block past the cap, counted from 1.
-            let mut total = arena.len() as u64;
-            let past = block.iter().position(|k| {
-                total += k.len() as u64;
-                total > args.max_key_bytes
-            });
-            return Err(Failure::data(anyhow!(
-                "--epsilon holds every key in memory to bound the loads: at most {} bytes \
+                    args.max_keys
+                )));
+            }
+            if arena.len() as u64 + bytes > args.max_key_bytes {
+                // The first key of the block past the cap, counted from 1.
+                let mut total = arena.len() as u64;
+                let past = block.iter().position(|k| {
+                    total += k.len() as u64;
+                    total > args.max_key_bytes
+                });
+                return Err(Failure::data(anyhow!(
+                    "--epsilon holds every key in memory to bound the loads: at most {} bytes \
                  of keys (--max-key-bytes), passed at key {}; split the input into \
                  batches, raise --max-key-bytes, or look keys up without --epsilon \
                  (streamed, no limit)",
-                args.max_key_bytes,
-                ends.len() + past.unwrap_or(0) + 1
-            )));
-        }
-        reserve(&mut arena, bytes as usize)?;
-        reserve(&mut ends, block.len())?;
-        reserve(&mut hashes, block.len())?;
-        for key in block {
-            arena.extend_from_slice(key);
-            ends.push(arena.len() as u64);
-            hashes.push(keyed.hash(key));
-        }
-        Ok::<(), Failure>(())
-    })?;
+                    args.max_key_bytes,
+                    ends.len() + past.unwrap_or(0) + 1
+                )));
+            }
+            reserve(&mut arena, bytes as usize)?;
+            reserve(&mut ends, block.len())?;
+            reserve(&mut hashes, block.len())?;
+            for key in block {
+                arena.extend_from_slice(key);
+                ends.push(arena.len() as u64);
+                hashes.push(keyed.hash(key));
+            }
+            Ok::<(), Failure>(())
+        })?;
     let owners = bounded.assign(&hashes);
     drop(hashes);
     let mut start = 0;

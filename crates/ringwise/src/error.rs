@@ -27,6 +27,12 @@ pub enum Error {
         zone: String,
         reason: &'static str,
     },
+    /// A datacenter name broke the rule of zone names.
+    InvalidDatacenter {
+        node: String,
+        datacenter: String,
+        reason: &'static str,
+    },
     /// `vnodes` was 0 or above [`crate::MAX_VNODES`].
     InvalidVnodes { vnodes: u64 },
     /// The ring would hold more points than its budget `limit`
@@ -124,6 +130,22 @@ impl fmt::Display for Error {
                     "node {node:?} has zone {shown:?}{more}: {reason}; a zone is 1 to 1024 \
                      bytes of text without control characters, like a node name (leave it \
                      out if the node has none)"
+                )
+            }
+            Error::InvalidDatacenter {
+                node,
+                datacenter,
+                reason,
+            } => {
+                let shown: String = datacenter.chars().take(64).collect();
+                let more = match shown.len() < datacenter.len() {
+                    true => format!("... ({} bytes)", datacenter.len()),
+                    false => String::new(),
+                };
+                write!(
+                    f,
+                    "node {node:?} has datacenter {shown:?}{more}: {reason}; a datacenter is \
+                     1 to 1024 bytes of text without control characters, like a node name"
                 )
             }
             Error::InvalidVnodes { vnodes } => write!(

@@ -157,6 +157,10 @@ pub use algo::anchor::Anchor;
 pub use algo::binomial::{Binomial, binomial_hash};
 pub use algo::buckets::replica_key;
 pub use algo::cassandra::Tokens;
+pub use algo::cassandra::cql::{
+    CqlError, CqlType, MAX_NUMBER_DIGITS, decode_hex_into, partition_key_into,
+};
+pub use algo::cassandra::nts::{NetworkTopology, Walk};
 pub use algo::dx::Dx;
 pub use algo::envoy_ring::EnvoyRing;
 pub use algo::fliphash::{FlipHash, flip_hash};

@@ -1,4 +1,5 @@
-//! The node table: names, weights and zones, behind dense indices.
+//! The node table: names, weights, zones and datacenters, behind dense
+//! indices.
 //!
 //! Algorithms never see names: they work on `u64` hashes and [`NodeId`]s,
 //! which index this table. The table is kept **sorted by name (bytes)**, so
@@ -25,6 +26,10 @@ pub struct Node {
     /// Failure domain (rack, availability zone) used by zone-aware replicas:
     /// like a name, 1 to [`MAX_NAME_LEN`] bytes without control characters.
     pub zone: Option<String>,
+    /// Datacenter, for Cassandra's `NetworkTopologyStrategy` (whose rack
+    /// is the node's `zone`): like a zone, 1 to [`MAX_NAME_LEN`] bytes
+    /// without control characters. Other placements ignore it.
+    pub datacenter: Option<String>,
 }
 
 impl Node {
@@ -34,6 +39,7 @@ impl Node {
             name: name.into(),
             weight: 1.0,
             zone: None,
+            datacenter: None,
         }
     }
 
@@ -49,7 +55,13 @@ impl Node {
         self
     }
 
-    /// Checks the name, weight and zone of this one node.
+    /// The same node in a datacenter.
+    pub fn datacenter(mut self, datacenter: impl Into<String>) -> Self {
+        self.datacenter = Some(datacenter.into());
+        self
+    }
+
+    /// Checks the name, weight, zone and datacenter of this one node.
     pub fn validate(&self) -> Result<(), Error> {
         let bad_name = |reason| Error::InvalidName {
             name: self.name.clone(),
@@ -86,6 +98,24 @@ impl Node {
                 return Err(Error::InvalidZone {
                     node: self.name.clone(),
                     zone: zone.clone(),
+                    reason,
+                });
+            }
+        }
+        if let Some(datacenter) = &self.datacenter {
+            let reason = if datacenter.is_empty() {
+                Some("a datacenter must not be empty")
+            } else if datacenter.len() > MAX_NAME_LEN {
+                Some("a datacenter must be at most 1024 bytes")
+            } else if datacenter.chars().any(char::is_control) {
+                Some("a datacenter must not contain control characters (tabs, newlines, ...)")
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                return Err(Error::InvalidDatacenter {
+                    node: self.name.clone(),
+                    datacenter: datacenter.clone(),
                     reason,
                 });
             }

@@ -28,7 +28,12 @@ fn node() -> impl Strategy<Value = Node> {
         prop_oneof![Just(1.0), Just(2.0), Just(0.5), Just(1e-3), 0.01f64..100.0],
         proptest::option::of("[a-z]{1,3}[-0-9]{0,3}"),
     )
-        .prop_map(|(name, weight, zone)| Node { name, weight, zone })
+        .prop_map(|(name, weight, zone)| Node {
+            name,
+            weight,
+            zone,
+            datacenter: None,
+        })
 }
 
 /// A layout the algorithm reads, for some of `nodes`.

@@ -33,3 +33,6 @@ fn cassandra_driver_tokens_agree() {
         &ours,
     );
 }
+
+mod nts;
+mod types;

@@ -29,10 +29,16 @@
 //! Cost: the ring's (12 bytes per token plus its index); a node's tokens
 //! depend on it alone, so joins and leaves merge in O(P).
 //!
+//! Partition keys of other CQL types than text are serialised first
+//! ([`cql`]: `int` 42 is four bytes, not the text "42"); replicas by
+//! datacenter and rack, `NetworkTopologyStrategy`, are [`nts`] (a node's
+//! rack is its zone).
+//!
 //! Quirks: Cassandra refuses two nodes on one token; so does ringwise
-//! (for listed tokens). `NetworkTopologyStrategy` (per-datacenter replica
-//! counts) is not modelled; zone-aware replicas ([`crate::Ring::zoned_replicas_into`])
-//! are the nearest thing.
+//! (for listed tokens).
+
+pub mod cql;
+pub mod nts;
 
 use std::collections::HashMap;
 

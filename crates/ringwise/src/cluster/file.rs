@@ -95,7 +95,10 @@ crate::for_each_param!(raw_cluster);
 struct RawNode {
     name: Spanned<String>,
     weight: Option<Spanned<f64>>,
+    /// `rack` is the same field, as Cassandra operators call it.
+    #[serde(alias = "rack")]
     zone: Option<Spanned<String>>,
+    datacenter: Option<Spanned<String>>,
     points: Option<Spanned<Vec<u64>>>,
     tokens: Option<Spanned<Vec<i64>>>,
     slots: Option<Spanned<Vec<RawSlots>>>,
@@ -121,6 +124,7 @@ impl RawNode {
             name: self.name.get_ref().clone(),
             weight: self.weight.as_ref().map(|w| *w.get_ref()),
             zone: self.zone.as_ref().map(|z| z.get_ref().clone()),
+            datacenter: self.datacenter.as_ref().map(|d| d.get_ref().clone()),
             points: self.points.as_ref().map(|p| p.get_ref().clone()),
             tokens: self.tokens.as_ref().map(|t| t.get_ref().clone()),
             slots: self
@@ -136,6 +140,7 @@ impl RawNode {
         match field {
             MemberField::Weight => self.weight.as_ref().map(|w| (w.span(), "weight")),
             MemberField::Zone => self.zone.as_ref().map(|z| (z.span(), "zone")),
+            MemberField::Datacenter => self.datacenter.as_ref().map(|d| (d.span(), "datacenter")),
             MemberField::Given => [
                 self.points.as_ref().map(|p| (p.span(), "points")),
                 self.tokens.as_ref().map(|t| (t.span(), "tokens")),
@@ -332,7 +337,7 @@ impl ClusterSpec {
     /// algorithm; the hash (and secret) when named or not the algorithm's
     /// default; the hash tag, epsilon and every parameter that differs from
     /// its default; `removed` (with a comment saying what it means); the
-    /// nodes in listed order, each with its weight (when not 1), zone and
+    /// nodes in listed order, each with its weight (when not 1), datacenter, zone and
     /// given points, tokens or slots, and when buckets were removed its
     /// bucket number as a comment. Numbers are written
     /// so they parse back to the same `f64` (`1e-6`, `0.5`). A spec with an
@@ -385,6 +390,9 @@ impl ClusterSpec {
             }
             if node.weight != 1.0 {
                 let _ = writeln!(out, "weight = {:?}", node.weight);
+            }
+            if let Some(datacenter) = &node.datacenter {
+                let _ = writeln!(out, "datacenter = {}", quoted(datacenter));
             }
             if let Some(zone) = &node.zone {
                 let _ = writeln!(out, "zone = {}", quoted(zone));

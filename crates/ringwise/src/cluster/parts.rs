@@ -62,8 +62,10 @@ pub struct Member {
     pub name: String,
     /// Relative capacity (default 1).
     pub weight: Option<f64>,
-    /// Failure domain.
+    /// Failure domain (Cassandra's rack).
     pub zone: Option<String>,
+    /// Datacenter (Cassandra's `NetworkTopologyStrategy`).
+    pub datacenter: Option<String>,
     /// Ring points fixed by hand (`ring`).
     pub points: Option<Vec<u64>>,
     /// Cassandra tokens (`cassandra`).
@@ -81,12 +83,13 @@ impl Member {
         }
     }
 
-    /// The member of `node` (its name, weight and zone).
+    /// The member of `node` (its name, weight, zone and datacenter).
     pub fn of(node: &Node) -> Self {
         Member {
             name: node.name.clone(),
             weight: Some(node.weight),
             zone: node.zone.clone(),
+            datacenter: node.datacenter.clone(),
             ..Member::default()
         }
     }
@@ -160,8 +163,10 @@ pub enum MemberField {
     Name,
     /// `weight`.
     Weight,
-    /// `zone`.
+    /// `zone` (or `rack`).
     Zone,
+    /// `datacenter`.
+    Datacenter,
     /// `points`, `tokens` or `slots`, whichever it gives.
     Given,
 }
@@ -193,6 +198,7 @@ impl MemberField {
             MemberField::Name => "name",
             MemberField::Weight => "weight",
             MemberField::Zone => "zone",
+            MemberField::Datacenter => "datacenter",
             MemberField::Given => "points, tokens or slots",
         }
     }
@@ -283,11 +289,13 @@ impl ClusterSpec {
                 name: member.name.clone(),
                 weight: member.weight.unwrap_or(1.0),
                 zone: member.zone.clone(),
+                datacenter: member.datacenter.clone(),
             };
             if let Err(e) = node.validate() {
                 let field = match e {
                     Error::InvalidWeight { .. } => MemberField::Weight,
                     Error::InvalidZone { .. } => MemberField::Zone,
+                    Error::InvalidDatacenter { .. } => MemberField::Datacenter,
                     _ => MemberField::Name,
                 };
                 return Err(reject(at(field), e));
