@@ -1,6 +1,8 @@
 //! `ringwise inspect`: points and ownership per node.
 //!
-//! For a ring the shares are exact (summed arcs of the hash space). Other
+//! For a ring the shares are exact (summed arcs of the hash space), and for
+//! a `slots` cluster too (each master's slots / 16384, counted in its
+//! table, shown in the `slots` column). Other
 //! algorithms have no arcs to sum, so their shares are measured on
 //! 1,000,000 sample keys `inspect:0..` through the cluster's key hash, a
 //! block of keys per batch call ([`Keyed::owners_into`]).
@@ -119,23 +121,29 @@ pub fn run(args: Args) -> Result<(), Failure> {
         crate::output::file(path, Mode::Plain, picture.as_bytes())?;
     }
     let mut out = std::io::stdout().lock();
+    // A slots cluster's shares are its slot counts (exact).
+    let slots = slot_counts(keyed.placement());
     if args.format == Format::Json {
         let nodes: Vec<_> = stats
             .nodes
             .iter()
             .map(|n| {
-                serde_json::json!({
+                let mut node = serde_json::json!({
                     "name": n.name, "weight": n.weight, "zone": n.zone,
                     "points": n.points, "share": n.share,
                     "expected": n.expected, "ratio": n.ratio(),
-                })
+                });
+                if let Some(counts) = &slots {
+                    node["slots"] = counts[n.id as usize].into();
+                }
+                node
             })
             .collect();
         let mut doc = serde_json::json!({
             "version": JSON_VERSION,
             "algorithm": spec.algorithm.to_string(), "hash": spec.params.hash.name(),
             "vnodes": spec.params.vnodes, "points": points, "nodes": nodes,
-            "exact": ring.is_some(),
+            "exact": ring.is_some() || slots.is_some(),
             "replicas": args.replicas.unwrap_or(1), "zones": args.zones,
             "max": stats.max, "min": stats.min, "spread": stats.spread,
             "width": ring.map(|r| width_name(r.width())),
@@ -163,7 +171,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if let Some(ring) = ring.filter(|_| args.points) {
         return write_points(&keyed, ring).map_err(Failure::io);
     }
-    let mut text = table(&spec, ring, points, &stats);
+    let mut text = table(&spec, ring, points, &stats, slots.as_deref());
     if let Some(r) = args.replicas {
         let zoned = if args.zones { ", zone-aware" } else { "" };
         text += &format!(
@@ -282,6 +290,9 @@ fn settings(spec: &ClusterSpec) -> Vec<(&'static str, serde_json::Value)> {
                     .unwrap_or(p.capacity)
                     .into(),
                 (_, ParamValue::Flavor(flavor)) => flavor.name().into(),
+                // Read only for nodes that list no slots.
+                (Param::SlotLayout, _) if all_listed => return None,
+                (_, ParamValue::SlotLayout(layout)) => layout.name().into(),
                 (_, ParamValue::Count(n)) => n.into(),
                 _ => return None,
             };
@@ -307,6 +318,16 @@ const MIN_SAMPLE: u64 = 10_000;
 /// always agree on a cluster.
 pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (PlacementStats, u64) {
     let placement = keyed.placement();
+    if let Some(counts) = slot_counts(placement) {
+        let shares: Vec<f64> = counts
+            .iter()
+            .map(|&c| c as f64 / ringwise::SLOT_COUNT as f64)
+            .collect();
+        return (
+            PlacementStats::from_shares(placement.nodes(), &[], &shares),
+            0,
+        );
+    }
     match placement.as_ring() {
         Some(ring) => (ring.stats(), 0),
         None => {
@@ -314,6 +335,24 @@ pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (PlacementStats, u64) {
             (keyed.sampled_stats(samples), samples)
         }
     }
+}
+
+/// Each node's slot count (in id order) on a `slots` cluster, read from
+/// its table slot by slot: a key's owner is its slot's, so slots / 16384 is
+/// its exact share of uniformly spread keys (Redis's own balance measure,
+/// what `redis-cli --cluster check` prints); `None` for other algorithms.
+/// O(16384).
+pub(crate) fn slot_counts(placement: &AnyPlacement) -> Option<Vec<u64>> {
+    if placement.algorithm() != Algorithm::Slots {
+        return None;
+    }
+    let mut counts = vec![0u64; placement.len()];
+    for slot in 0..ringwise::SLOT_COUNT as u64 {
+        if let Some(id) = placement.owner(slot) {
+            counts[id as usize] += 1;
+        }
+    }
+    Some(counts)
 }
 
 /// Keys sampled for `algorithm` over `nodes` nodes: [`SAMPLE`], except
@@ -342,6 +381,7 @@ fn table(
     ring: Option<&dyn RingView>,
     points: usize,
     stats: &PlacementStats,
+    slots: Option<&[u64]>,
 ) -> String {
     let width = stats
         .nodes
@@ -362,27 +402,34 @@ fn table(
     if let Some(ring) = ring {
         details += &format!(", {}", width_words(ring.width()));
     }
+    let (parts, column, how) = match (slots, ring) {
+        (Some(_), _) => (
+            format!("{} slots", ringwise::SLOT_COUNT),
+            "slots",
+            " (exact: slots / 16384)",
+        ),
+        (None, Some(_)) => (format!("{points} points"), "points", ""),
+        (None, None) => (
+            format!("{points} points"),
+            "points",
+            " (shares sampled on 1,000,000 keys)",
+        ),
+    };
     let mut out = format!(
-        "algorithm {about}, hash {}{details}: {} nodes, {} points{}\n",
+        "algorithm {about}, hash {}{details}: {} nodes, {parts}{how}\n",
         spec.params.hash,
         stats.nodes.len(),
-        points,
-        if ring.is_none() {
-            " (shares sampled on 1,000,000 keys)"
-        } else {
-            ""
-        }
     );
     out += &format!(
         "{:<width$}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  zone\n",
-        "node", "weight", "points", "share", "expected", "ratio"
+        "node", "weight", column, "share", "expected", "ratio"
     );
     for n in &stats.nodes {
         out += &format!(
             "{:<width$}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  {}\n",
             n.name,
             weight(n.weight),
-            n.points,
+            slots.map_or(n.points, |s| s[n.id as usize]),
             percent(n.share, 3),
             percent(n.expected, 3),
             readable(n.ratio(), 3),
