@@ -22,10 +22,11 @@ use clap::Args;
 use ringwise::{
     Algorithm, AnyPlacement, ClusterSpec, Error, HashTag, Keyed, Param, StableHash, point_count,
 };
-use ringwise_sim::input;
 
 use crate::Failure;
 use crate::algo::AlgoArgs;
+use crate::import::FormatArgs;
+use crate::input::{read_bytes, read_text, text};
 use crate::params::ParamArgs;
 
 #[derive(Debug, Args)]
@@ -35,6 +36,10 @@ pub struct ClusterArgs {
     /// Cluster file (TOML): algorithm, hash, vnodes, [[nodes]].
     #[arg(long, value_name = "FILE")]
     cluster: Option<PathBuf>,
+    /// --cluster-format KIND and --pool NAME: --cluster is a program's own
+    /// configuration (`import.rs`).
+    #[command(flatten)]
+    peer: FormatArgs,
     /// Nodes on the command line: NAME[=WEIGHT][@ZONE],... (weights from
     /// 1e-6 to 1e6; whole numbers for ketama and nginx). Kept in the order
     /// given, which ketama (ties), envoy-ring (point counts), jump and
@@ -93,6 +98,15 @@ impl ClusterArgs {
     fn spec(&self) -> Result<(ClusterSpec, Option<FileAsRead>), Failure> {
         let mut file = None;
         let mut spec = match (&self.cluster, &self.nodes) {
+            (None, _) if self.peer.cluster_format.is_some() || self.peer.pool.is_some() => {
+                return Err(Failure::usage(anyhow!(
+                    "--cluster-format and --pool say how to read --cluster FILE: give it"
+                )));
+            }
+            (Some(path), _) if self.peer.cluster_format.is_some() || self.peer.pool.is_some() => {
+                crate::import::spec_of(path, &self.peer)?
+                    .ok_or_else(|| Failure::usage(anyhow!("--cluster-format without a kind")))?
+            }
             (Some(path), _) => {
                 let text = read_text(path)?;
                 let spec = ClusterSpec::from_toml_unbuilt(&text)
@@ -266,38 +280,26 @@ pub fn parse_file(path: &Path, bytes: Vec<u8>) -> Result<Read, Failure> {
     built(path, &text(path, bytes)?)
 }
 
+/// [`read_file`], or with `--cluster-format` the program's configuration
+/// at `path`, built.
+pub fn read_as(path: &Path, format: &FormatArgs) -> Result<Read, Failure> {
+    match crate::import::spec_of(path, format)? {
+        None => read_file(path),
+        Some(spec) => {
+            let keyed = spec
+                .build()
+                .with_context(|| format!("in {}", path.display()))
+                .map_err(Failure::data)?;
+            Ok((spec, keyed))
+        }
+    }
+}
+
 /// The spec in `text` (read from `path`), built.
 fn built(path: &Path, text: &str) -> Result<Read, Failure> {
     ClusterSpec::from_toml_built(text)
         .with_context(|| format!("in {}", path.display()))
         .map_err(Failure::data)
-}
-
-/// The text of the cluster file at `path`: at most 64 MiB, UTF-8.
-fn read_text(path: &Path) -> Result<String, Failure> {
-    text(path, read_bytes(path)?)
-}
-
-/// The bytes of the cluster file at `path`, read through the 64 MiB cap
-/// (`ringwise_sim::input`, the reader Python shares): every command that
-/// reads a cluster file comes here (`plan --allocate` too, before it looks
-/// for a blank file).
-pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Failure> {
-    input::read_cluster_bytes(path).map_err(read_failure)
-}
-
-/// `bytes` as text: a file that is not UTF-8 is bad data.
-fn text(path: &Path, bytes: Vec<u8>) -> Result<String, Failure> {
-    input::cluster_text(path, bytes).map_err(read_failure)
-}
-
-/// A file that cannot be read is 66; one over the cap or not UTF-8 is bad
-/// data, 65.
-fn read_failure(e: input::ReadError) -> Failure {
-    match e.is_unreadable() {
-        true => Failure::no_input(anyhow::Error::new(e)),
-        false => Failure::data(anyhow::Error::new(e)),
-    }
 }
 
 /// The algorithms whose placement is a ring of points (`as_ring`), from

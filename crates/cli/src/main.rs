@@ -20,6 +20,8 @@ mod algo;
 mod cluster;
 mod failure;
 mod format;
+mod import;
+mod input;
 mod inspect;
 mod keys;
 mod live;
@@ -111,6 +113,18 @@ enum Command {
     /// Cost: one CRC16 per key, O(key length).
     #[command(after_help = EXIT_CODES)]
     Slot(slot::Args),
+    /// Print the cluster file of a program's own configuration.
+    ///
+    /// Reads a `nutcracker.yml` pool, an nginx upstream, an Envoy cluster,
+    /// a libmemcached string, `nodetool ring` or `CLUSTER NODES` output as
+    /// that program reads it, and prints the equivalent cluster file; what
+    /// does not change placement becomes a `# note:` line, what ringwise
+    /// does not reproduce is refused with its line. `--cluster FILE
+    /// --cluster-format KIND` reads the file directly.
+    ///
+    /// Cost: one pass over the file and one build of the placement.
+    #[command(after_help = import::kinds_help() + "\n" + EXIT_CODES)]
+    Import(import::Args),
     /// Register this node in etcd and stay until SIGINT or SIGTERM.
     ///
     /// The node is a key under a lease; on SIGINT or SIGTERM the lease is
@@ -176,6 +190,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(args),
         Command::Token(args) => token::run(args),
         Command::Slot(args) => slot::run(args),
+        Command::Import(args) => import::run(args),
         Command::Join(args) => live::join(args),
         Command::Watch(args) => live::watch(args),
         Command::Config(args) => live::config(args),

@@ -41,8 +41,9 @@ use ringwise_sim::cost::parse_size;
 use ringwise_sim::files::Mode;
 
 use crate::Failure;
-use crate::cluster::{Read, parse_file, read_bytes, read_file};
+use crate::cluster::{Read, parse_file, read_as};
 use crate::format::Format;
+use crate::input::read_bytes;
 use crate::svg::PlanPicture;
 
 #[derive(Debug, clap::Args)]
@@ -56,6 +57,14 @@ pub struct Args {
     /// (1 - sum of p_old * p_new; exact with --keys).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["add", "remove", "reweight"])]
     to: Option<PathBuf>,
+    /// --cluster-format KIND and --pool NAME: --from is a program's own
+    /// configuration (`ringwise import --help` lists the kinds).
+    #[command(flatten)]
+    peer: crate::import::FormatArgs,
+    /// --to is a program's own configuration of this kind (--pool chooses
+    /// in it too).
+    #[arg(long, value_name = "KIND", requires = "to", value_parser = crate::import::kind)]
+    to_format: Option<ringwise_import::Kind>,
     /// Add a node to --from (weight W, default 1; zone Z); repeatable.
     #[arg(long, value_name = "NAME[=W][@Z]")]
     add: Vec<String>,
@@ -254,7 +263,11 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
     let (from, old) = read_from(args)?;
     let (new, to) = match &args.to {
         Some(path) => {
-            let (spec, new) = read_file(path)?;
+            let format = crate::import::FormatArgs {
+                cluster_format: args.to_format,
+                pool: args.pool_for_to(),
+            };
+            let (spec, new) = read_as(path, &format)?;
             check_same_tag(&from, &spec)?;
             (new.placement().clone(), Ok(spec))
         }
@@ -546,8 +559,8 @@ fn rebalance(args: &Args, placement: AnyPlacement, moves: usize) -> Result<AnyPl
 /// file's 64 MiB cap either way (`--from /dev/urandom --allocate 16` read
 /// 2.1 GB before the cap was checked).
 fn read_from(args: &Args) -> Result<Read, Failure> {
-    if args.allocate.is_none() {
-        return read_file(&args.from);
+    if args.allocate.is_none() || args.peer.cluster_format.is_some() {
+        return read_as(&args.from, &args.peer);
     }
     let bytes = match std::fs::metadata(&args.from) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -559,6 +572,14 @@ fn read_from(args: &Args) -> Result<Read, Failure> {
     let spec = ClusterSpec::new(Algorithm::default(), Vec::new()).map_err(Failure::data)?;
     let placement = spec.build().map_err(Failure::data)?;
     Ok((spec, placement))
+}
+
+impl Args {
+    /// `--pool` for --to: it chooses in whichever of the two files is a
+    /// program's configuration.
+    fn pool_for_to(&self) -> Option<String> {
+        self.to_format.and(self.peer.pool.clone())
+    }
 }
 
 /// `NAME[=W][@ZONE]`, validated.

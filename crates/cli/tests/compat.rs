@@ -42,6 +42,7 @@ mod rng;
 
 mod cassandra;
 mod ketama;
+mod libmemcached_config;
 mod nginx;
 mod redis_cluster;
 mod redis_plan;
@@ -149,8 +150,16 @@ fn cluster_file(header: &str, nodes: &[(String, String)]) -> String {
 /// `ringwise lookup --cluster FILE` on `keys` from stdin: the node of each
 /// key, checking that the lines come back as `KEY<TAB>NODE` in order.
 fn ringwise_lookup(cluster: &Path, keys: &[String]) -> Vec<String> {
+    ringwise_lookup_with(cluster, &[], keys)
+}
+
+/// `ringwise lookup --cluster FILE ARGS...` on `keys` from stdin, e.g.
+/// with `--cluster-format twemproxy --pool alpha`.
+fn ringwise_lookup_with(cluster: &Path, args: &[&str], keys: &[String]) -> Vec<String> {
     let path = cluster.to_str().expect("utf-8 path");
-    let out = ringwise(&["lookup", "--cluster", path], lines(keys).as_bytes());
+    let mut all = vec!["lookup", "--cluster", path];
+    all.extend_from_slice(args);
+    let out = ringwise(&all, lines(keys).as_bytes());
     assert_success(&out);
     answers("lookup", keys, &stdout(&out))
 }

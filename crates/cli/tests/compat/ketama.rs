@@ -115,7 +115,7 @@ fn server_lists() -> Vec<Vec<Server>> {
 
 /// The libmemcached peer, compiled once per test run into the target's
 /// scratch directory.
-fn libmemcached_peer() -> &'static Path {
+pub(super) fn libmemcached_peer() -> &'static Path {
     static PEER: OnceLock<PathBuf> = OnceLock::new();
     PEER.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));

@@ -3,6 +3,7 @@
  * libmemcached's own continuum picks for each key.
  *
  * Usage: libmemcached_ketama ketama|spy SERVERS < KEYS
+ *        libmemcached_ketama config CONFIG < KEYS
  *
  * SERVERS has one `host port weight` line per server; they are added in
  * that order with memcached_server_add_with_weight. The mode is weighted
@@ -10,6 +11,10 @@
  * names `host-i`, or `host:port-i` off port 11211) and, for `spy`, then
  * the distribution MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY (names
  * `/host:port-i`), set the way libmemcached's own ketama test sets them.
+ *
+ * `config` makes the client from the configuration string in the file
+ * CONFIG with memcached(3) itself (`memcached(string, length)`), as an
+ * application configured by that string would: the import test's peer.
  *
  * KEYS has one key a line (any bytes but the newline). For each key it
  * prints `host:port` of the server memcached_generate_hash and
@@ -21,17 +26,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int answer(memcached_st *memc);
+
 static void fail(const char *what, memcached_st *memc, memcached_return_t rc) {
   fprintf(stderr, "libmemcached_ketama: %s: %s\n", what,
           memc ? memcached_strerror(memc, rc) : "");
   exit(2);
 }
 
+/* The client memcached(3) makes of the configuration string in `path`. */
+static memcached_st *configured(const char *path) {
+  FILE *file = fopen(path, "r");
+  if (file == NULL) {
+    perror(path);
+    exit(2);
+  }
+  static char text[1 << 16];
+  size_t length = fread(text, 1, sizeof(text) - 1, file);
+  if (ferror(file) || !feof(file)) fail("the configuration is unreadable or too long", NULL, MEMCACHED_FAILURE);
+  fclose(file);
+  char error[1024] = "";
+  if (libmemcached_check_configuration(text, length, error, sizeof(error)) != MEMCACHED_SUCCESS) {
+    fprintf(stderr, "libmemcached_ketama: configuration refused: %s\n", error);
+    exit(3);
+  }
+  memcached_st *memc = memcached(text, length);
+  if (memc == NULL) fail("memcached()", NULL, MEMCACHED_FAILURE);
+  return memc;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 3 || (strcmp(argv[1], "ketama") != 0 && strcmp(argv[1], "spy") != 0)) {
-    fprintf(stderr, "usage: %s ketama|spy SERVERS < KEYS\n", argv[0]);
+  if (argc != 3 || (strcmp(argv[1], "ketama") != 0 && strcmp(argv[1], "spy") != 0
+                    && strcmp(argv[1], "config") != 0)) {
+    fprintf(stderr, "usage: %s ketama|spy SERVERS < KEYS\n       %s config CONFIG < KEYS\n",
+            argv[0], argv[0]);
     return 2;
   }
+  if (strcmp(argv[1], "config") == 0) return answer(configured(argv[2]));
   memcached_st *memc = memcached_create(NULL);
   if (memc == NULL) fail("memcached_create", NULL, MEMCACHED_FAILURE);
   memcached_return_t rc = memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
@@ -54,8 +85,12 @@ int main(int argc, char **argv) {
   }
   if (!feof(servers)) fail("a server line is not `host port weight`", NULL, MEMCACHED_FAILURE);
   fclose(servers);
-  if (memcached_server_count(memc) == 0) fail("no servers", NULL, MEMCACHED_FAILURE);
+  return answer(memc);
+}
 
+/* Prints the server of each key of stdin, one a line. */
+static int answer(memcached_st *memc) {
+  if (memcached_server_count(memc) == 0) fail("no servers", NULL, MEMCACHED_FAILURE);
   char *line = NULL;
   size_t capacity = 0;
   ssize_t length;
