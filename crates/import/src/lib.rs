@@ -33,11 +33,13 @@
 
 mod error;
 mod libmemcached;
+mod redis_cluster;
 
 use std::fmt;
 use std::str::FromStr;
 
 pub use error::ImportError;
+pub use redis_cluster::{RedisNode, redis_nodes};
 use ringwise::{ClusterSpec, Member, Part, Settings};
 
 /// What a reader made of a peer's file.
@@ -164,6 +166,8 @@ macro_rules! kinds {
 kinds! {
     Libmemcached => libmemcached, "libmemcached", None,
         "a libmemcached configuration string: --SERVER=host:port/?weight ... (memcached(3), pylibmc, php-memcached)";
+    RedisCluster => redis_cluster, "redis-cluster", None,
+        "a Redis Cluster's CLUSTER NODES (or CLUSTER SHARDS) output: its masters and their slots";
 }
 
 /// Reads `text` as a `kind` file; `select` chooses a pool, upstream or
