@@ -396,7 +396,10 @@ fn table(
     for (name, value) in settings(spec) {
         match (spec.algorithm, name) {
             (Algorithm::Ketama, "flavor") => about += &format!(" ({})", spec.params.flavor),
-            _ => details += &format!(", {name} {value}"),
+            _ => match value.as_str() {
+                Some(text) => details += &format!(", {name} {text}"),
+                None => details += &format!(", {name} {value}"),
+            },
         }
     }
     if let Some(ring) = ring {

@@ -31,6 +31,7 @@ mod nodes;
 mod output;
 mod params;
 mod plan;
+mod redis;
 mod simulate;
 mod slot;
 mod svg;

@@ -138,15 +138,31 @@ fn nodes(text: &str) -> Result<(Vec<RedisNode>, Vec<String>), ImportError> {
             ));
         }
         let mut slots = Vec::new();
+        let (mut migrating, mut importing) = (Vec::new(), Vec::new());
         for token in &fields[8..] {
-            if token.starts_with('[') {
-                notes.push(format!(
-                    "line {line}: {token}: a slot mid-migration, still {address}'s here \
-                     (Redis answers -ASK for its keys already moved)"
-                ));
+            // `[slot->-id]` migrating to id, `[slot-<-id]` importing from it.
+            if let Some(inner) = token.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+                match inner.split_once("->-") {
+                    Some((slot, _)) => migrating.push(slot.to_owned()),
+                    None => importing.push(inner.split("-<-").next().unwrap_or("").to_owned()),
+                }
                 continue;
             }
             slots.push(slot_range(token).map_err(|m| syntax(m))?);
+        }
+        // One note per node and direction: a reshard has thousands.
+        for (list, how) in [(&migrating, "migrating away from"), (&importing, "importing into")] {
+            if !list.is_empty() {
+                let shown: Vec<&str> = list.iter().take(5).map(String::as_str).collect();
+                let more = if list.len() > 5 { ", ..." } else { "" };
+                notes.push(format!(
+                    "line {line}: {} slots mid-migration, {how} {address} ({}{more}): each stays \
+                     with the master that lists it as owned until the migration ends (Redis \
+                     answers -ASK for keys already moved)",
+                    list.len(),
+                    shown.join(", ")
+                ));
+            }
         }
         if !master {
             notes.push(format!(
