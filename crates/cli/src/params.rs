@@ -133,7 +133,9 @@ impl Flag for Flavor {
 
 impl Flag for SlotLayout {
     fn parser(_: Option<std::ops::RangeInclusive<u64>>) -> ValueParser {
-        crate::algo::slot_layouts().map(ParamValue::SlotLayout).into()
+        crate::algo::slot_layouts()
+            .map(ParamValue::SlotLayout)
+            .into()
     }
 }
 

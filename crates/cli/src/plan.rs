@@ -576,7 +576,9 @@ fn read_from(args: &Args) -> Result<(Read, Option<redis::RedisIds>), Failure> {
         return Ok(((live.spec, keyed), Some(ids)));
     }
     let Some(from) = args.from.as_deref() else {
-        return Err(Failure::usage(anyhow!("give --from FILE or --redis HOST:PORT")));
+        return Err(Failure::usage(anyhow!(
+            "give --from FILE or --redis HOST:PORT"
+        )));
     };
     if args.peer.cluster_format == Some(ringwise_import::Kind::RedisCluster) {
         let read = read_as(from, &args.peer)?;

@@ -51,13 +51,16 @@ pub struct Live {
     pub nodes: Vec<RedisNode>,
 }
 
+/// A master as compared between answers: id, address, slot ranges.
+type Master = (String, String, Vec<(u16, u16)>);
+
 /// Reads the cluster `seed` belongs to (module doc). 1 + M round trips.
 pub fn read(seed: &str) -> Result<Live, Failure> {
     let text = cluster_nodes(seed)?;
     let (nodes, _) = redis_nodes(&text).map_err(|e| {
         Failure::data(anyhow::Error::new(e).context(format!("--redis {seed}: CLUSTER NODES")))
     })?;
-    let table = |nodes: &[RedisNode]| -> Vec<(String, String, Vec<(u16, u16)>)> {
+    let table = |nodes: &[RedisNode]| -> Vec<Master> {
         let mut t: Vec<_> = nodes
             .iter()
             .filter(|n| n.master)
@@ -70,18 +73,21 @@ pub fn read(seed: &str) -> Result<Live, Failure> {
     for (_, master, _) in &ours {
         let theirs_text = cluster_nodes(master)?;
         let (theirs, _) = redis_nodes(&theirs_text).map_err(|e| {
-            Failure::data(anyhow::Error::new(e).context(format!("--redis: {master}: CLUSTER NODES")))
+            Failure::data(
+                anyhow::Error::new(e).context(format!("--redis: {master}: CLUSTER NODES")),
+            )
         })?;
         let theirs = table(&theirs);
         if theirs != ours {
-            let differ = ours
-                .iter()
-                .zip(&theirs)
-                .find(|(a, b)| a != b)
-                .map_or_else(
-                    || format!("{} masters against {}", ours.len(), theirs.len()),
-                    |(a, b)| format!("{} holds {:?} by {seed}, {} holds {:?} by {master}", a.1, a.2, b.1, b.2),
-                );
+            let differ = ours.iter().zip(&theirs).find(|(a, b)| a != b).map_or_else(
+                || format!("{} masters against {}", ours.len(), theirs.len()),
+                |(a, b)| {
+                    format!(
+                        "{} holds {:?} by {seed}, {} holds {:?} by {master}",
+                        a.1, a.2, b.1, b.2
+                    )
+                },
+            );
             return Err(Failure::data(anyhow!(
                 "--redis {seed}: the masters disagree on the slot table ({differ}): the \
                  cluster is mid-change (a reshard, a failover or a node joining); ask again \
@@ -89,25 +95,20 @@ pub fn read(seed: &str) -> Result<Live, Failure> {
             )));
         }
     }
-    let imported = ringwise_import::import(Kind::RedisCluster, &text, None).map_err(|e| {
-        Failure::data(anyhow::Error::new(e).context(format!("--redis {seed}")))
-    })?;
+    let imported = ringwise_import::import(Kind::RedisCluster, &text, None)
+        .map_err(|e| Failure::data(anyhow::Error::new(e).context(format!("--redis {seed}"))))?;
     for note in &imported.notes {
         say!("ringwise: note: --redis {seed}: {note}");
     }
     let spec = imported
         .spec()
         .map_err(|e| Failure::data(anyhow::Error::new(e).context(format!("--redis {seed}"))))?;
-    Ok(Live {
-        spec,
-        nodes,
-    })
+    Ok(Live { spec, nodes })
 }
 
 /// `CLUSTER NODES` of the node at `address`.
 fn cluster_nodes(address: &str) -> Result<String, Failure> {
-    let unavailable =
-        |e: std::io::Error| Failure::unavailable(anyhow!("--redis: {address}: {e}"));
+    let unavailable = |e: std::io::Error| Failure::unavailable(anyhow!("--redis: {address}: {e}"));
     let target = address
         .to_socket_addrs()
         .map_err(|e| {
@@ -118,8 +119,12 @@ fn cluster_nodes(address: &str) -> Result<String, Failure> {
         .next()
         .ok_or_else(|| Failure::usage(anyhow!("--redis {address}: resolves to no address")))?;
     let stream = TcpStream::connect_timeout(&target, TIMEOUT).map_err(unavailable)?;
-    stream.set_read_timeout(Some(TIMEOUT)).map_err(unavailable)?;
-    stream.set_write_timeout(Some(TIMEOUT)).map_err(unavailable)?;
+    stream
+        .set_read_timeout(Some(TIMEOUT))
+        .map_err(unavailable)?;
+    stream
+        .set_write_timeout(Some(TIMEOUT))
+        .map_err(unavailable)?;
     let mut writer = stream.try_clone().map_err(unavailable)?;
     writer
         .write_all(b"*2\r\n$7\r\nCLUSTER\r\n$5\r\nNODES\r\n")

@@ -34,12 +34,13 @@
 mod error;
 mod libmemcached;
 mod redis_cluster;
+mod redis_nodes;
 
 use std::fmt;
 use std::str::FromStr;
 
 pub use error::ImportError;
-pub use redis_cluster::{RedisNode, redis_nodes};
+pub use redis_nodes::{RedisNode, redis_nodes};
 use ringwise::{ClusterSpec, Member, Part, Settings};
 
 /// What a reader made of a peer's file.

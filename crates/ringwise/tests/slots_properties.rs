@@ -155,14 +155,22 @@ fn three_nodes_get_redis_clis_ranges_by_default() {
 /// dealt as 10.0.0.1:7000, 10.0.0.2:7000, 10.0.0.1:7001, 10.0.0.2:7001.
 #[test]
 fn redis_cli_layout_deals_one_host_at_a_time() {
-    let names = ["10.0.0.1:7000", "10.0.0.1:7001", "10.0.0.2:7000@17000", "10.0.0.2:7001"];
+    let names = [
+        "10.0.0.1:7000",
+        "10.0.0.1:7001",
+        "10.0.0.2:7000@17000",
+        "10.0.0.2:7001",
+    ];
     let s = Slots::new(names.map(Node::new)).expect("valid");
     let name = |slot: u64| s.owner(slot).and_then(|id| s.nodes().name(id));
     let firsts: Vec<_> = [0, 4096, 8192, 12288].into_iter().map(name).collect();
     assert_eq!(firsts, [names[0], names[2], names[1], names[3]].map(Some));
     // Without a `:`, every name is its own host: name order.
     let plain = Slots::new(["b", "a"].map(Node::new)).expect("valid");
-    assert_eq!(plain.nodes().name(plain.owner(0).expect("owned")), Some("a"));
+    assert_eq!(
+        plain.nodes().name(plain.owner(0).expect("owned")),
+        Some("a")
+    );
 }
 
 /// The integer layout, `slot_layout = "even"`.

@@ -72,8 +72,20 @@ fn is_address(name: &str) -> bool {
 /// The script section of the text plan (module doc).
 pub fn script(plan: &Plan, redis: &RedisIds) -> String {
     let m = &plan.movement;
-    let before: Vec<&str> = plan.old.placement().nodes().iter().map(|n| n.name.as_str()).collect();
-    let after: Vec<&str> = plan.new.placement().nodes().iter().map(|n| n.name.as_str()).collect();
+    let before: Vec<&str> = plan
+        .old
+        .placement()
+        .nodes()
+        .iter()
+        .map(|n| n.name.as_str())
+        .collect();
+    let after: Vec<&str> = plan
+        .new
+        .placement()
+        .nodes()
+        .iter()
+        .map(|n| n.name.as_str())
+        .collect();
     let mut masters: Vec<&str> = before.iter().chain(&after).copied().collect();
     masters.sort_unstable();
     masters.dedup();
@@ -95,7 +107,11 @@ pub fn script(plan: &Plan, redis: &RedisIds) -> String {
         .collect();
     // A node to join by, and to remove by, that stays.
     let seed = match removed.contains(&redis.seed.as_str()) || redis.seed.is_empty() {
-        true => after.iter().find(|n| !added.contains(n)).copied().unwrap_or_default(),
+        true => after
+            .iter()
+            .find(|n| !added.contains(n))
+            .copied()
+            .unwrap_or_default(),
         false => redis.seed.as_str(),
     };
     // The id of a node as a shell word: literal, or the variable an added
@@ -117,10 +133,25 @@ pub fn script(plan: &Plan, redis: &RedisIds) -> String {
              new{n}=$(id_of {name})\n",
             n = i + 1
         );
-        for other in masters.iter().filter(|o| **o != *name && !added.contains(o)) {
-            out += &format!("knows {other} \"$new{n}\"\nknows {name} {}\n", id(other), n = i + 1);
+        for other in masters
+            .iter()
+            .filter(|o| **o != *name && !added.contains(o))
+        {
+            out += &format!(
+                "knows {other} \"$new{n}\"\nknows {name} {}\n",
+                id(other),
+                n = i + 1
+            );
         }
         out += &format!("ready {name}\n");
+    }
+    for name in &removed {
+        // Redis 7 makes a master that loses its last slot a replica of the
+        // node that took it, and a replica refuses the SETSLOT steps still
+        // to come; older servers lack the setting (and the behaviour).
+        out += &format!(
+            "cli {name} CONFIG SET cluster-allow-replica-migration no >/dev/null 2>&1 || true\n"
+        );
     }
     for r in &m.ranges {
         let (from, to) = (m.name(r.from), m.name(r.to));

@@ -41,7 +41,11 @@ pub fn write(out: &mut impl Write, plan: &Plan, doc: &Value) -> io::Result<()> {
         out.write_all(keys(k).as_bytes())?;
     }
     // Last, so that the script runs from its line to the end.
-    if let Some(ids) = plan.redis.as_ref().filter(|_| plan.from.algorithm == Algorithm::Slots) {
+    if let Some(ids) = plan
+        .redis
+        .as_ref()
+        .filter(|_| plan.from.algorithm == Algorithm::Slots)
+    {
         out.write_all(super::redis::script(plan, ids).as_bytes())?;
     }
     Ok(())

@@ -82,7 +82,9 @@ fn wait_ok(conn: &mut Connection, server: &Server, deadline: Instant) {
 /// The slot table of `CLUSTER NODES`, parsed here (not by ringwise): the
 /// ranges of each of `servers`, by index.
 fn table_of(conn: &mut Connection, servers: &[Server]) -> Table {
-    let text = conn.command(&[b"CLUSTER", b"NODES"]).expect("CLUSTER NODES");
+    let text = conn
+        .command(&[b"CLUSTER", b"NODES"])
+        .expect("CLUSTER NODES");
     let mut table = vec![Vec::new(); servers.len()];
     for line in text.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
@@ -193,7 +195,9 @@ fn a_printed_redis_cli_script_moves_exactly_the_planned_keys() {
 
     let key_file = dir.write("keys.txt", &lines(&keys));
     let out = ringwise(
-        &["plan", "--redis", &names[0], "--add", &names[3], "--keys", &key_file],
+        &[
+            "plan", "--redis", &names[0], "--add", &names[3], "--keys", &key_file,
+        ],
         b"",
     );
     assert_success(&out);
@@ -207,7 +211,10 @@ fn a_printed_redis_cli_script_moves_exactly_the_planned_keys() {
         .map(|l| {
             let cells: Vec<&str> = l.split('\t').collect();
             assert_eq!(cells.len(), 3, "a moved key line: {l:?}");
-            (cells[0].to_owned(), (cells[1].to_owned(), cells[2].to_owned()))
+            (
+                cells[0].to_owned(),
+                (cells[1].to_owned(), cells[2].to_owned()),
+            )
         })
         .collect();
     assert!(!listed.is_empty(), "the join moves keys:\n{text}");

@@ -60,9 +60,9 @@ use crate::Error;
 use std::ops::RangeInclusive;
 
 use crate::algo::params::{Given, Layout, Param, Params, Pinned, Registered};
-use crate::param::SlotLayout;
 use crate::hash::{SLOT_COUNT, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
+use crate::param::SlotLayout;
 use crate::placement::Placement;
 
 const ALGORITHM: &str = "slots";

@@ -36,10 +36,7 @@ impl SlotLayout {
 
     /// The name as a cluster file writes it.
     pub fn name(self) -> &'static str {
-        SlotLayout::NAMES[SlotLayout::ALL
-            .iter()
-            .position(|&l| l == self)
-            .unwrap_or(0)]
+        SlotLayout::NAMES[SlotLayout::ALL.iter().position(|&l| l == self).unwrap_or(0)]
     }
 }
 
