@@ -1,8 +1,9 @@
 //! `ringwise inspect`: points and ownership per node.
 //!
 //! For a ring the shares are exact (summed arcs of the hash space), and for
-//! a `slots` cluster too (each master's slots / 16384, counted in its
-//! table, shown in the `slots` column). Other
+//! a `slots` cluster hashed by Redis's own `redis-crc16` too (each
+//! master's slots / 16384, counted in its table, shown in the `slots`
+//! column). Other
 //! algorithms have no arcs to sum, so their shares are measured on
 //! 1,000,000 sample keys `inspect:0..` through the cluster's key hash, a
 //! block of keys per batch call ([`Keyed::owners_into`]).
@@ -122,7 +123,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let mut out = std::io::stdout().lock();
     // A slots cluster's shares are its slot counts (exact).
-    let slots = slot_counts(keyed.placement());
+    let slots = slot_counts(&keyed);
     if args.format == Format::Json {
         let nodes: Vec<_> = stats
             .nodes
@@ -318,7 +319,7 @@ const MIN_SAMPLE: u64 = 10_000;
 /// always agree on a cluster.
 pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (PlacementStats, u64) {
     let placement = keyed.placement();
-    if let Some(counts) = slot_counts(placement) {
+    if let Some(counts) = slot_counts(keyed) {
         let shares: Vec<f64> = counts
             .iter()
             .map(|&c| c as f64 / ringwise::SLOT_COUNT as f64)
@@ -337,13 +338,19 @@ pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (PlacementStats, u64) {
     }
 }
 
-/// Each node's slot count (in id order) on a `slots` cluster, read from
+/// Each node's slot count (in id order) on a `slots` cluster hashed by
+/// `redis-crc16` (the default and Redis's own), read from
 /// its table slot by slot: a key's owner is its slot's, so slots / 16384 is
 /// its exact share of uniformly spread keys (Redis's own balance measure,
 /// what `redis-cli --cluster check` prints); `None` for other algorithms.
 /// O(16384).
-pub(crate) fn slot_counts(placement: &AnyPlacement) -> Option<Vec<u64>> {
-    if placement.algorithm() != Algorithm::Slots {
+pub(crate) fn slot_counts(keyed: &Keyed<AnyPlacement>) -> Option<Vec<u64>> {
+    let placement = keyed.placement();
+    // Only Redis's own hash makes a key's slot its CRC16: another hash
+    // reaches the table as `hash % 16384`, whose spread depends on the
+    // hash's low bits (md5-le32's 32-bit values are placed high on the
+    // 64-bit circle, so all of them land on slot 0), so it is sampled.
+    if placement.algorithm() != Algorithm::Slots || *keyed.hasher() != StableHash::RedisCrc16 {
         return None;
     }
     let mut counts = vec![0u64; placement.len()];
