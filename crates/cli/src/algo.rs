@@ -11,7 +11,7 @@
 use std::ffi::OsStr;
 
 use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
-use ringwise::{Algorithm, Error, Flavor, StableHash};
+use ringwise::{Algorithm, Error, Flavor, SlotLayout, StableHash};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct AlgoArgs {
@@ -69,6 +69,14 @@ pub fn algorithms() -> Registry<Algorithm> {
 pub fn flavors() -> Registry<Flavor> {
     Registry {
         names: Flavor::NAMES,
+        parse: |name| name.parse(),
+    }
+}
+
+/// `--slot-layout`: a name of [`SlotLayout::NAMES`] (slots' default layouts).
+pub fn slot_layouts() -> Registry<SlotLayout> {
+    Registry {
+        names: SlotLayout::NAMES,
         parse: |name| name.parse(),
     }
 }

@@ -31,7 +31,7 @@ use crate::params::ParamArgs;
 
 #[derive(Debug, Args)]
 #[group(skip)]
-#[command(group(clap::ArgGroup::new("source").args(["cluster", "nodes", "endpoints"]).required(true)))]
+#[command(group(clap::ArgGroup::new("source").args(["cluster", "nodes", "endpoints", "redis"]).required(true)))]
 pub struct ClusterArgs {
     /// Cluster file (TOML): algorithm, hash, vnodes, [[nodes]].
     #[arg(long, value_name = "FILE")]
@@ -50,6 +50,9 @@ pub struct ClusterArgs {
     /// --prefix; `ringwise watch` follows it).
     #[command(flatten)]
     etcd: crate::live::EtcdArgs,
+    /// Or a live Redis Cluster (`redis.rs`).
+    #[command(flatten)]
+    redis: crate::redis::RedisArgs,
     #[command(flatten)]
     algo: AlgoArgs,
     /// The algorithms' parameters, one option each (`params.rs`).
@@ -121,6 +124,9 @@ impl ClusterArgs {
             )
             .context("--nodes")
             .map_err(Failure::data)?,
+            (None, None) if self.redis.redis.is_some() => {
+                crate::redis::read(self.redis.redis.as_deref().unwrap_or_default())?.spec
+            }
             (None, None) => match self.etcd.connection()? {
                 Some(connection) => read_etcd(&connection, &self.etcd.prefix)?,
                 None => {

@@ -1,6 +1,9 @@
 //! `ringwise inspect`: points and ownership per node.
 //!
-//! For a ring the shares are exact (summed arcs of the hash space). Other
+//! For a ring the shares are exact (summed arcs of the hash space), and for
+//! a `slots` cluster hashed by Redis's own `redis-crc16` too (each
+//! master's slots / 16384, counted in its table, shown in the `slots`
+//! column). Other
 //! algorithms have no arcs to sum, so their shares are measured on
 //! 1,000,000 sample keys `inspect:0..` through the cluster's key hash, a
 //! block of keys per batch call ([`Keyed::owners_into`]).
@@ -81,7 +84,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         || keyed
             .placement()
             .table_size()
-            .is_some_and(|size| exact_table(keyed.hasher(), size));
+            .is_some_and(|_| keyed.hasher().is_full_width());
     if exact && fnv {
         // FNV-1a does not spread keys that differ in their last bytes
         // (`key-1`, `key-2`...) evenly over the 64-bit space, and how
@@ -126,16 +129,22 @@ pub fn run(args: Args) -> Result<(), Failure> {
         crate::output::file(path, Mode::Plain, picture.as_bytes())?;
     }
     let mut out = std::io::stdout().lock();
+    // A slots cluster's shares are its slot counts (exact).
+    let slots = slot_counts(&keyed);
     if args.format == Format::Json {
         let nodes: Vec<_> = stats
             .nodes
             .iter()
             .map(|n| {
-                serde_json::json!({
+                let mut node = serde_json::json!({
                     "name": n.name, "weight": n.weight, "zone": n.zone,
                     "points": n.points, "share": n.share,
                     "expected": n.expected, "ratio": n.ratio(),
-                })
+                });
+                if let Some(counts) = &slots {
+                    node["slots"] = counts[n.id as usize].into();
+                }
+                node
             })
             .collect();
         let mut doc = serde_json::json!({
@@ -170,7 +179,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if let Some(ring) = ring.filter(|_| args.points) {
         return write_points(&keyed, ring).map_err(Failure::io);
     }
-    let mut text = table(&spec, ring, points, &stats, samples);
+    let mut text = table(&spec, ring, points, &stats, samples, slots.as_deref());
     if let Some(r) = args.replicas {
         let zoned = if args.zones { ", zone-aware" } else { "" };
         text += &format!(
@@ -285,6 +294,9 @@ fn settings(spec: &ClusterSpec) -> Vec<(&'static str, serde_json::Value)> {
                     .unwrap_or(p.capacity)
                     .into(),
                 (_, ParamValue::Flavor(flavor)) => flavor.name().into(),
+                // Read only for nodes that list no slots.
+                (Param::SlotLayout, _) if all_listed => return None,
+                (_, ParamValue::SlotLayout(layout)) => layout.name().into(),
                 (_, ParamValue::Count(n)) => n.into(),
                 _ => return None,
             };
@@ -310,14 +322,22 @@ const MIN_SAMPLE: u64 = 10_000;
 /// always agree on a cluster.
 pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (PlacementStats, u64) {
     let placement = keyed.placement();
+    if let Some(counts) = slot_counts(keyed) {
+        let shares: Vec<f64> = counts
+            .iter()
+            .map(|&c| c as f64 / ringwise::SLOT_COUNT as f64)
+            .collect();
+        return (
+            PlacementStats::from_shares(placement.nodes(), &[], &shares),
+            0,
+        );
+    }
     match (placement.as_ring(), placement.table_size()) {
         (Some(ring), _) => (ring.stats(), 0),
         // A table's entries are shares of the keys only when the hashes
-        // fill the space they are reduced from: all of u64, or Redis's 14
-        // bits for its 16384 slots. Else (md5-le32 on slots) sample.
-        (None, Some(size)) if exact_table(keyed.hasher(), size) => {
-            (table_stats(placement, size), 0)
-        }
+        // fill the space they are reduced from (all of u64); else
+        // (md5-le32 on maglev) sample.
+        (None, Some(size)) if keyed.hasher().is_full_width() => (table_stats(placement, size), 0),
         (None, _) => {
             let samples = sample_size(placement.algorithm(), placement.len());
             (keyed.sampled_stats(samples), samples)
@@ -325,12 +345,7 @@ pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (PlacementStats, u64) {
     }
 }
 
-/// Whether `hash` fills a table of `size` entries evenly.
-fn exact_table(hash: &StableHash, size: u64) -> bool {
-    hash.is_full_width() || (*hash == StableHash::RedisCrc16 && size == 16384)
-}
-
-/// Exact shares of a slot table (slots, maglev): both look a hash up as
+/// Exact shares of a table (maglev; slots under a full-width hash): both look a hash up as
 /// `table[h % M]`, so entry `s` owns the `floor(2^64 / M)` hashes with
 /// `h % M == s`, plus one when `s < 2^64 mod M` (`movement/table.rs`
 /// counts moves the same way). Redis's 16384 slots are each exactly
@@ -348,6 +363,30 @@ fn table_stats(placement: &AnyPlacement, size: u64) -> PlacementStats {
     }
     let shares: Vec<f64> = owned.iter().map(|&n| n as f64 / 2f64.powi(64)).collect();
     PlacementStats::from_shares(nodes, &vec![0; nodes.len()], &shares)
+}
+
+/// Each node's slot count (in id order) on a `slots` cluster hashed by
+/// `redis-crc16` (the default and Redis's own), read from
+/// its table slot by slot: a key's owner is its slot's, so slots / 16384 is
+/// its exact share of uniformly spread keys (Redis's own balance measure,
+/// what `redis-cli --cluster check` prints); `None` for other algorithms.
+/// O(16384).
+pub(crate) fn slot_counts(keyed: &Keyed<AnyPlacement>) -> Option<Vec<u64>> {
+    let placement = keyed.placement();
+    // Only Redis's own hash makes a key's slot its CRC16: another hash
+    // reaches the table as `hash % 16384`, whose spread depends on the
+    // hash's low bits (md5-le32's 32-bit values are placed high on the
+    // 64-bit circle, so all of them land on slot 0), so it is sampled.
+    if placement.algorithm() != Algorithm::Slots || *keyed.hasher() != StableHash::RedisCrc16 {
+        return None;
+    }
+    let mut counts = vec![0u64; placement.len()];
+    for slot in 0..ringwise::SLOT_COUNT as u64 {
+        if let Some(id) = placement.owner(slot) {
+            counts[id as usize] += 1;
+        }
+    }
+    Some(counts)
 }
 
 /// Keys sampled for `algorithm` over `nodes` nodes: [`SAMPLE`], except
@@ -377,6 +416,7 @@ fn table(
     points: usize,
     stats: &PlacementStats,
     samples: u64,
+    slots: Option<&[u64]>,
 ) -> String {
     let width = stats
         .nodes
@@ -391,32 +431,48 @@ fn table(
     for (name, value) in settings(spec) {
         match (spec.algorithm, name) {
             (Algorithm::Ketama, "flavor") => about += &format!(" ({})", spec.params.flavor),
-            _ => details += &format!(", {name} {value}"),
+            _ => match value.as_str() {
+                Some(text) => details += &format!(", {name} {text}"),
+                None => details += &format!(", {name} {value}"),
+            },
         }
     }
     if let Some(ring) = ring {
         details += &format!(", {}", width_words(ring.width()));
     }
+    let (parts, column, how) = match (slots, ring, samples) {
+        (Some(_), _, _) => (
+            format!("{} slots", ringwise::SLOT_COUNT),
+            "slots",
+            " (exact: slots / 16384)".to_owned(),
+        ),
+        (None, Some(_), _) => (format!("{points} points"), "points", String::new()),
+        (None, None, 0) => (
+            format!("{points} points"),
+            "points",
+            " (exact: the table's entries)".to_owned(),
+        ),
+        (None, None, n) => (
+            format!("{points} points"),
+            "points",
+            format!(" (shares sampled on {} keys)", thousands(n)),
+        ),
+    };
     let mut out = format!(
-        "algorithm {about}, hash {}{details}: {} nodes, {} points{}\n",
+        "algorithm {about}, hash {}{details}: {} nodes, {parts}{how}\n",
         spec.params.hash,
         stats.nodes.len(),
-        points,
-        match samples {
-            0 => String::new(),
-            n => format!(" (shares sampled on {} keys)", thousands(n)),
-        }
     );
     out += &format!(
         "{:<width$}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  zone\n",
-        "node", "weight", "points", "share", "expected", "ratio"
+        "node", "weight", column, "share", "expected", "ratio"
     );
     for n in &stats.nodes {
         out += &format!(
             "{:<width$}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  {}\n",
             n.name,
             weight(n.weight),
-            n.points,
+            slots.map_or(n.points, |s| s[n.id as usize]),
             percent(n.share, 3),
             percent(n.expected, 3),
             readable(n.ratio(), 3),

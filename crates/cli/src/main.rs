@@ -31,7 +31,9 @@ mod nodes;
 mod output;
 mod params;
 mod plan;
+mod redis;
 mod simulate;
+mod slot;
 mod svg;
 mod token;
 
@@ -103,6 +105,15 @@ enum Command {
     /// Cost: one Murmur3 per key, O(key length).
     #[command(after_help = EXIT_CODES)]
     Token(token::Args),
+    /// Print the Redis Cluster hash slot of each key (CLUSTER KEYSLOT).
+    ///
+    /// CRC16 of the key's {hash tag} (the bytes between the first `{` and
+    /// the first `}` after it, if not empty; else the whole key), & 16383.
+    /// No cluster needed; `lookup` on a slots cluster names the owner.
+    ///
+    /// Cost: one CRC16 per key, O(key length).
+    #[command(after_help = EXIT_CODES)]
+    Slot(slot::Args),
     /// Print the cluster file of a program's own configuration.
     ///
     /// Reads a `nutcracker.yml` pool, an nginx upstream, an Envoy cluster,
@@ -179,6 +190,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => plan::run(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Token(args) => token::run(args),
+        Command::Slot(args) => slot::run(args),
         Command::Import(args) => import::run(args),
         Command::Join(args) => live::join(args),
         Command::Watch(args) => live::watch(args),

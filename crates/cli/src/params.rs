@@ -10,7 +10,7 @@
 
 use clap::builder::{TypedValueParser, ValueParser};
 use clap::{ArgMatches, Args, FromArgMatches};
-use ringwise::{Flavor, InSimulate, Param, ParamValue, Params};
+use ringwise::{Flavor, InSimulate, Param, ParamValue, Params, SlotLayout};
 
 /// The parameters given on the command line, in the list's order.
 #[derive(Debug, Clone, Default)]
@@ -128,6 +128,14 @@ impl Flag for u64 {
 impl Flag for Flavor {
     fn parser(_: Option<std::ops::RangeInclusive<u64>>) -> ValueParser {
         crate::algo::flavors().map(ParamValue::Flavor).into()
+    }
+}
+
+impl Flag for SlotLayout {
+    fn parser(_: Option<std::ops::RangeInclusive<u64>>) -> ValueParser {
+        crate::algo::slot_layouts()
+            .map(ParamValue::SlotLayout)
+            .into()
     }
 }
 

@@ -27,6 +27,7 @@
 
 mod keys;
 mod ranges;
+mod redis;
 mod rehash;
 mod render;
 mod text;
@@ -50,8 +51,13 @@ use crate::svg::PlanPicture;
 pub struct Args {
     /// The cluster before the change (TOML cluster file). With --allocate
     /// it may not exist yet, or be empty: a new ring cluster.
-    #[arg(long, value_name = "FILE")]
-    from: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "redis")]
+    from: Option<PathBuf>,
+    /// Or the cluster before the change is a live Redis Cluster: the text
+    /// plan then ends with its moves as a redis-cli script with the real
+    /// node ids (`plan/redis.rs`).
+    #[command(flatten)]
+    redis: crate::redis::RedisArgs,
     /// The cluster after the change; or give --add, --remove, --reweight.
     /// Another key hash or secret here is priced as a rehash of every key
     /// (1 - sum of p_old * p_new; exact with --keys).
@@ -164,6 +170,9 @@ pub struct Plan {
     /// included): then the movement is a migration, and the optimum and
     /// `% N` comparisons, which assume one algorithm, do not apply.
     pub setup_changes: bool,
+    /// The node ids of a cluster read from Redis (`--redis`, or a saved
+    /// `CLUSTER NODES`), for the redis-cli steps.
+    pub redis: Option<redis::RedisIds>,
 }
 
 /// What `new` says about the target, read from it rather than kept beside
@@ -260,7 +269,7 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
             "--hit-rate prices a cache: give its load with --rps too"
         )));
     }
-    let (from, old) = read_from(args)?;
+    let ((from, old), redis) = read_from(args)?;
     let (new, to) = match &args.to {
         Some(path) => {
             let format = crate::import::FormatArgs {
@@ -306,6 +315,7 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
         to,
         movement,
         setup_changes,
+        redis,
     })
 }
 
@@ -558,20 +568,39 @@ fn rebalance(args: &Args, placement: AnyPlacement, moves: usize) -> Result<AnyPl
 /// holds only blanks starts an empty ring cluster. Read through the cluster
 /// file's 64 MiB cap either way (`--from /dev/urandom --allocate 16` read
 /// 2.1 GB before the cap was checked).
-fn read_from(args: &Args) -> Result<Read, Failure> {
-    if args.allocate.is_none() || args.peer.cluster_format.is_some() {
-        return read_as(&args.from, &args.peer);
+fn read_from(args: &Args) -> Result<(Read, Option<redis::RedisIds>), Failure> {
+    if let Some(seed) = &args.redis.redis {
+        let live = crate::redis::read(seed)?;
+        let keyed = live.spec.build().map_err(Failure::data)?;
+        let ids = redis::RedisIds::new(Some(seed), &live.nodes);
+        return Ok(((live.spec, keyed), Some(ids)));
     }
-    let bytes = match std::fs::metadata(&args.from) {
+    let Some(from) = args.from.as_deref() else {
+        return Err(Failure::usage(anyhow!(
+            "give --from FILE or --redis HOST:PORT"
+        )));
+    };
+    if args.peer.cluster_format == Some(ringwise_import::Kind::RedisCluster) {
+        let read = read_as(from, &args.peer)?;
+        let text = crate::input::read_text(from)?;
+        let ids = ringwise_import::redis_nodes(&text)
+            .map(|(nodes, _)| redis::RedisIds::new(None, &nodes))
+            .ok();
+        return Ok((read, ids));
+    }
+    if args.allocate.is_none() || args.peer.cluster_format.is_some() {
+        return read_as(from, &args.peer).map(|read| (read, None));
+    }
+    let bytes = match std::fs::metadata(from) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        _ => read_bytes(&args.from)?,
+        _ => read_bytes(from)?,
     };
     if !bytes.iter().all(u8::is_ascii_whitespace) {
-        return parse_file(&args.from, bytes);
+        return parse_file(from, bytes).map(|read| (read, None));
     }
     let spec = ClusterSpec::new(Algorithm::default(), Vec::new()).map_err(Failure::data)?;
     let placement = spec.build().map_err(Failure::data)?;
-    Ok((spec, placement))
+    Ok(((spec, placement), None))
 }
 
 impl Args {
@@ -620,7 +649,7 @@ fn write_target(path: &Path, args: &Args, plan: &Plan) -> Result<(), Failure> {
         .map_err(|e| Failure::usage(anyhow::Error::new(e.clone()).context("--write")))?;
     let mode = match spec.params.hash {
         ringwise::StableHash::SipHash { .. } => {
-            Mode::secret_from(std::iter::once(args.from.as_path()).chain(args.to.as_deref()))
+            Mode::secret_from(args.from.as_deref().into_iter().chain(args.to.as_deref()))
         }
         _ => Mode::Plain,
     };

@@ -142,7 +142,7 @@ fn bad_inputs_fail_cleanly() {
 
 #[test]
 fn slots_follow_redis_key_slots() {
-    // a, b, c own [0, 5461), [5461, 10922), [10922, 16384): `foo` is slot
+    // a, b, c own 0-5460, 5461-10922, 10923-16383 (redis-cli's layout): `foo` is slot
     // 12182 and `{user1000}.following` slot 3443 (Redis's own examples).
     let out = ringwise(
         &[

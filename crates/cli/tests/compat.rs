@@ -47,6 +47,7 @@ mod ketama;
 mod libmemcached_config;
 mod nginx;
 mod redis_cluster;
+mod redis_live;
 mod redis_plan;
 mod twemproxy;
 

@@ -36,6 +36,8 @@ mod error;
 mod libmemcached;
 mod nginx;
 mod nginx_conf;
+mod redis_cluster;
+mod redis_nodes;
 mod twemproxy;
 mod yaml;
 
@@ -43,6 +45,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use error::ImportError;
+pub use redis_nodes::{RedisNode, redis_nodes};
 use ringwise::{ClusterSpec, Member, Part, Settings};
 
 /// What a reader made of a peer's file.
@@ -175,6 +178,8 @@ kinds! {
         "an nginx.conf upstream block with hash KEY consistent; (http or stream)";
     Twemproxy => twemproxy, "twemproxy", Some("pool"),
         "a nutcracker.yml pool (twemproxy): distribution ketama, servers host:port:weight [name]";
+    RedisCluster => redis_cluster, "redis-cluster", None,
+        "a Redis Cluster's CLUSTER NODES (or CLUSTER SHARDS) output: its masters and their slots";
 }
 
 /// Reads `text` as a `kind` file; `select` chooses a pool, upstream or

@@ -192,6 +192,7 @@ pub use movement::{DEFAULT_SAMPLES, Flow, Method, MovedRange, Movement, diff, di
 pub use node::{MAX_NAME_LEN, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable};
 pub use param::{
     Flavor, InSimulate, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Param, ParamType, ParamValue, Params,
+    SlotLayout,
 };
 pub use placement::Placement;
 #[doc(hidden)]

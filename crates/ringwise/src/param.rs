@@ -40,8 +40,10 @@ use crate::Error;
 use crate::hash::StableHash;
 
 mod flavor;
+mod slot_layout;
 
 pub use flavor::Flavor;
+pub use slot_layout::SlotLayout;
 
 /// The parameter list, handed to a macro: `for_each_param!(callback)`
 /// expands to `callback! { [] entries }`, and `for_each_param!(callback,
@@ -127,6 +129,19 @@ macro_rules! for_each_param {
                 simulate: Always,
                 python: u64 = 16,
             }
+            /// How slots are dealt to nodes that list none: `redis-cli`
+            /// (what `redis-cli --cluster create` assigns the masters, in
+            /// name order) or `even` (node i of N gets slots i·16384/N up
+            /// to (i+1)·16384/N).
+            SlotLayout(slot_layout: SlotLayout) {
+                default: SlotLayout::RedisCli,
+                range: None,
+                flag: "slot-layout", "NAME", "How slots are dealt to nodes that list none \
+                    (slots; default redis-cli: as `redis-cli --cluster create`; even: \
+                    i·16384/N)",
+                simulate: No,
+                python: Option<&str> = None,
+            }
             /// The fixed number of buckets, working or not, up to 4194304;
             /// 0: twice the nodes built with, at least 256.
             Capacity(capacity: u32) {
@@ -199,6 +214,8 @@ pub enum ParamValue {
     Count(u64),
     /// A ketama flavour.
     Flavor(Flavor),
+    /// A slot layout.
+    SlotLayout(SlotLayout),
 }
 
 impl fmt::Display for ParamValue {
@@ -206,6 +223,7 @@ impl fmt::Display for ParamValue {
         match self {
             ParamValue::Count(n) => write!(f, "{n}"),
             ParamValue::Flavor(flavor) => f.write_str(flavor.name()),
+            ParamValue::SlotLayout(layout) => f.write_str(layout.name()),
         }
     }
 }
@@ -233,7 +251,7 @@ impl ParamType for u32 {
     fn from_value(value: ParamValue) -> Option<Self> {
         match value {
             ParamValue::Count(n) => u32::try_from(n).ok(),
-            ParamValue::Flavor(_) => None,
+            _ => None,
         }
     }
     fn parse(param: Param, text: &str) -> Result<Self, Error> {
@@ -251,7 +269,7 @@ impl ParamType for u64 {
     fn from_value(value: ParamValue) -> Option<Self> {
         match value {
             ParamValue::Count(n) => Some(n),
-            ParamValue::Flavor(_) => None,
+            _ => None,
         }
     }
     fn parse(param: Param, text: &str) -> Result<Self, Error> {
@@ -270,10 +288,27 @@ impl ParamType for Flavor {
     fn from_value(value: ParamValue) -> Option<Self> {
         match value {
             ParamValue::Flavor(flavor) => Some(flavor),
-            ParamValue::Count(_) => None,
+            _ => None,
         }
     }
     /// Flavor's own error, naming the flavours.
+    fn parse(_: Param, text: &str) -> Result<Self, Error> {
+        text.parse()
+    }
+}
+
+impl ParamType for SlotLayout {
+    const EXPECTED: &'static str = "one of redis-cli, even";
+    fn to_value(self) -> ParamValue {
+        ParamValue::SlotLayout(self)
+    }
+    fn from_value(value: ParamValue) -> Option<Self> {
+        match value {
+            ParamValue::SlotLayout(layout) => Some(layout),
+            _ => None,
+        }
+    }
+    /// SlotLayout's own error, naming the layouts.
     fn parse(_: Param, text: &str) -> Result<Self, Error> {
         text.parse()
     }

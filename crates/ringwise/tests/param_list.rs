@@ -132,6 +132,7 @@ fn the_reference_table_follows_the_list() {
         };
         let default = match Params::DEFAULT.get(param) {
             ParamValue::Flavor(flavor) => format!("`\"{flavor}\"`"),
+            ParamValue::SlotLayout(layout) => format!("`\"{layout}\"`"),
             value => format!("`{value}`"),
         };
         let readers: Vec<&str> = Algorithm::ALL

@@ -7,7 +7,8 @@ use std::collections::HashSet;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use ringwise::{
-    Error, KeyHasher, Keyed, Node, Placement, RedisSlot, SLOT_COUNT, Slots, StableHash, key_slot,
+    Error, KeyHasher, Keyed, Node, Placement, RedisSlot, SLOT_COUNT, SlotLayout, Slots, StableHash,
+    key_slot,
 };
 
 use crate::support;
@@ -133,9 +134,49 @@ proptest! {
     }
 }
 
+/// The default layout, redis-cli's: the second range ends at 10922.
+#[test]
+fn three_nodes_get_redis_clis_ranges_by_default() {
+    let s = Slots::new(["c", "a", "b"].map(Node::new)).expect("valid");
+    let name = |slot: u64| s.owner(slot).and_then(|id| s.nodes().name(id));
+    assert_eq!(
+        (name(0), name(5460), name(5461)),
+        (Some("a"), Some("a"), Some("b"))
+    );
+    assert_eq!(
+        (name(10922), name(10923), name(16383)),
+        (Some("b"), Some("c"), Some("c"))
+    );
+    assert_eq!(s.slot_counts(), vec![5461, 5462, 5461]);
+}
+
+/// redis-cli deals one master of each host in turn: the names in name
+/// order are 10.0.0.1:7000, 10.0.0.1:7001, 10.0.0.2:7000, 10.0.0.2:7001,
+/// dealt as 10.0.0.1:7000, 10.0.0.2:7000, 10.0.0.1:7001, 10.0.0.2:7001.
+#[test]
+fn redis_cli_layout_deals_one_host_at_a_time() {
+    let names = [
+        "10.0.0.1:7000",
+        "10.0.0.1:7001",
+        "10.0.0.2:7000@17000",
+        "10.0.0.2:7001",
+    ];
+    let s = Slots::new(names.map(Node::new)).expect("valid");
+    let name = |slot: u64| s.owner(slot).and_then(|id| s.nodes().name(id));
+    let firsts: Vec<_> = [0, 4096, 8192, 12288].into_iter().map(name).collect();
+    assert_eq!(firsts, [names[0], names[2], names[1], names[3]].map(Some));
+    // Without a `:`, every name is its own host: name order.
+    let plain = Slots::new(["b", "a"].map(Node::new)).expect("valid");
+    assert_eq!(
+        plain.nodes().name(plain.owner(0).expect("owned")),
+        Some("a")
+    );
+}
+
+/// The integer layout, `slot_layout = "even"`.
 #[test]
 fn three_nodes_get_the_documented_ranges() {
-    let s = Slots::new(["c", "a", "b"].map(Node::new)).expect("valid");
+    let s = Slots::with_layout(["c", "a", "b"].map(Node::new), SlotLayout::Even).expect("valid");
     let name = |slot: u64| s.owner(slot).and_then(|id| s.nodes().name(id));
     assert_eq!(
         (name(0), name(5460), name(5461)),
@@ -154,7 +195,7 @@ fn three_nodes_get_the_documented_ranges() {
 fn adding_takes_the_highest_slots_of_the_fullest_first() {
     // a, b, c hold 5461, 5461, 5462; "d" needs 4096: c gives 16383 first,
     // then a, b, c in turn, from the top of each range.
-    let s = Slots::new(["a", "b", "c"].map(Node::new)).expect("valid");
+    let s = Slots::with_layout(["a", "b", "c"].map(Node::new), SlotLayout::Even).expect("valid");
     let t = s.with_node(Node::new("d")).expect("new");
     let d = t.nodes().id("d").expect("member");
     assert_eq!(t.slot_counts(), vec![4096; 4]);
@@ -171,7 +212,7 @@ fn adding_takes_the_highest_slots_of_the_fullest_first() {
 
 #[test]
 fn removing_gives_ascending_slots_to_the_emptiest() {
-    let s = Slots::new(["a", "b", "c"].map(Node::new)).expect("valid");
+    let s = Slots::with_layout(["a", "b", "c"].map(Node::new), SlotLayout::Even).expect("valid");
     let t = s.without_node("a").expect("member");
     // b (5461) and c (5462): b takes slot 0 (fewer), slot 1 (tie: smaller
     // id), then c, and they alternate; slot 5461 was b's already.

@@ -40,6 +40,14 @@ pub fn write(out: &mut impl Write, plan: &Plan, doc: &Value) -> io::Result<()> {
     if let Some(k) = doc.get("keys") {
         out.write_all(keys(k).as_bytes())?;
     }
+    // Last, so that the script runs from its line to the end.
+    if let Some(ids) = plan
+        .redis
+        .as_ref()
+        .filter(|_| plan.from.algorithm == Algorithm::Slots)
+    {
+        out.write_all(super::redis::script(plan, ids).as_bytes())?;
+    }
     Ok(())
 }
 

@@ -121,7 +121,12 @@ pub(super) fn start(table: &Table) -> (Vec<Server>, Vec<Connection>) {
 
 /// The owner of each key by the cluster: `GET key` on the first node,
 /// pipelined. Checks each `MOVED` slot against `table`.
-fn owners(conn: &mut Connection, nodes: &[Server], table: &Table, keys: &[String]) -> Vec<String> {
+pub(super) fn owners(
+    conn: &mut Connection,
+    nodes: &[Server],
+    table: &Table,
+    keys: &[String],
+) -> Vec<String> {
     let mut owners = Vec::with_capacity(keys.len());
     for batch in keys.chunks(BATCH) {
         let requests: Vec<u8> = batch

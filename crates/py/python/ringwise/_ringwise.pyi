@@ -74,6 +74,7 @@ class Placement:
         min_ring_size: int = 1024,
         max_ring_size: int = 8388608,
         num_tokens: int = 16,
+        slot_layout: str | None = None,
         capacity: int | None = None,
         secret: str | None = None,
         hash_tag: str | None = None,

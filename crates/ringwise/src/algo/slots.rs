@@ -2,7 +2,8 @@
 //!
 //! Reference: the Redis Cluster specification; `keyHashSlot` in
 //! `redis/redis src/cluster.c` ([`crate::key_slot`], see `hash/redis_crc16.rs`);
-//! `redis-cli --cluster create` for the initial layout.
+//! `clusterManagerCommandCreate` in `redis/redis src/redis-cli.c` for the
+//! initial layout.
 //!
 //! How it works: a key's slot is `CRC16(hash tag) & 0x3FFF` and a fixed
 //! table says which node owns each slot. [`Placement::owner`] takes the slot
@@ -10,16 +11,28 @@
 //! the slot, so generic keyed lookups land where Redis would.
 //!
 //! The table changes only by these documented, deterministic steps:
-//! - **Build**: node `i` of `N` (name order) gets the contiguous slots
-//!   `[i·16384/N, (i+1)·16384/N)`. For 3 nodes: 0–5460, 5461–10921,
-//!   10922–16383. (`redis-cli --cluster create` rounds a float cursor
-//!   instead and gives 0–5460, 5461–10922, 10923–16383: the same sizes,
-//!   placed differently. Real clusters are read from `CLUSTER SLOTS` and set
-//!   with [`Slots::migrate`], not rebuilt.)
+//! - **Build** (nodes that list no slots, `slot_layout` chooses how):
+//!   - `redis-cli` (the default): what `redis-cli --cluster create` gives the
+//!     same masters listed in name order, replicas 0 (`clusterManagerCommandCreate`):
+//!     masters dealt one host at a time (`10.0.0.1:7000`, `10.0.0.2:7000`,
+//!     `10.0.0.1:7001`, ...), each taking the next contiguous run of a
+//!     32-bit float cursor advanced by `16384 / N` and rounded with
+//!     `lround`. For 3 nodes: 0–5460, 5461–10922, 10923–16383.
+//!   - `even`: node `i` of `N` (name order) gets `[i·16384/N, (i+1)·16384/N)`
+//!     in integers. For 3 nodes: 0–5460, 5461–10921, 10922–16383.
+//!
+//!   Both give every node `floor` or `ceil` of `16384 / N` slots; they
+//!   differ in where the odd slots fall (`tests/slots_properties.rs` and the
+//!   CLI's `compat/redis_create.rs`, which compares with a real
+//!   `redis-cli --cluster create` for 3 to 6 masters). Name order, not
+//!   listed order, so that the same nodes in any order are the same
+//!   cluster, as for ringwise's other order-free algorithms: list them to
+//!   redis-cli in name order to get the same table. Real clusters are
+//!   read from `CLUSTER NODES` and set with [`Slots::migrate`], not rebuilt.
 //! - **Add** a node to `N`: it takes exactly `floor(16384 / (N+1))` slots,
 //!   one at a time, each the highest-numbered slot of the node that holds the
 //!   most slots at that moment (ties: the smaller id, i.e. name). Worked
-//!   example, 3 → 4 nodes with 5461/5461/5462 slots: the new node needs
+//!   example, 3 → 4 nodes with 5461/5461/5462 slots (the `even` layout): the new node needs
 //!   4096; the third node gives 16383 first (5462 > 5461), then the three
 //!   take turns from their tops, ending at 4096 each.
 //! - **Remove** a node: its slots, in ascending order, go one at a time to
@@ -46,9 +59,10 @@
 use crate::Error;
 use std::ops::RangeInclusive;
 
-use crate::algo::params::{Given, Layout, Params, Pinned, Registered};
+use crate::algo::params::{Given, Layout, Param, Params, Pinned, Registered};
 use crate::hash::{SLOT_COUNT, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
+use crate::param::SlotLayout;
 use crate::placement::Placement;
 
 const ALGORITHM: &str = "slots";
@@ -62,18 +76,42 @@ pub struct Slots {
 }
 
 impl Slots {
-    /// Validates `nodes` and builds the balanced contiguous layout.
+    /// Validates `nodes` and builds the layout `redis-cli --cluster create`
+    /// gives them ([`SlotLayout::RedisCli`]).
     pub fn new(nodes: impl IntoIterator<Item = Node>) -> Result<Self, Error> {
         Self::from_table(NodeTable::new(nodes)?)
     }
 
-    /// Builds the balanced contiguous layout over a validated node table.
+    /// Validates `nodes` and builds the contiguous `layout`.
+    pub fn with_layout(
+        nodes: impl IntoIterator<Item = Node>,
+        layout: SlotLayout,
+    ) -> Result<Self, Error> {
+        Self::laid_out(NodeTable::new(nodes)?, layout)
+    }
+
+    /// Builds the default contiguous layout over a validated node table.
     pub fn from_table(nodes: NodeTable) -> Result<Self, Error> {
+        Self::laid_out(nodes, SlotLayout::default())
+    }
+
+    /// Builds the contiguous `layout` over a validated node table. O(16384 + N).
+    fn laid_out(nodes: NodeTable, layout: SlotLayout) -> Result<Self, Error> {
         check(&nodes)?;
         let n = nodes.len();
         let mut table = vec![0u16; if n == 0 { 0 } else { SLOT_COUNT }];
-        for i in 0..n {
-            table[i * SLOT_COUNT / n..(i + 1) * SLOT_COUNT / n].fill(i as u16);
+        match layout {
+            SlotLayout::Even => {
+                for i in 0..n {
+                    table[i * SLOT_COUNT / n..(i + 1) * SLOT_COUNT / n].fill(i as u16);
+                }
+            }
+            _ => {
+                let ranges = redis_cli_ranges(n)?;
+                for (id, range) in redis_cli_order(&nodes).into_iter().zip(ranges) {
+                    table[range].fill(id);
+                }
+            }
         }
         Ok(Slots {
             nodes,
@@ -110,6 +148,87 @@ impl Slots {
             table,
         })
     }
+}
+
+/// The masters in the order `redis-cli --cluster create` deals slots to
+/// them when given the names in name (id) order: its `interleaved` list,
+/// which takes one node of each host in turn (hosts in order of first
+/// appearance), so that consecutive ranges land on different machines.
+/// The host is the text before the last `:` (after dropping a `@bus`
+/// port), as its `parseClusterNodeAddress` reads `ip:port[@bus]`; a name
+/// without `:` is a host of its own. O(N log N).
+fn redis_cli_order(nodes: &NodeTable) -> Vec<u16> {
+    let host = |name: &str| -> String {
+        let name = name.rsplit_once('@').map_or(name, |(addr, _)| addr);
+        name.rsplit_once(':')
+            .map_or(name, |(host, _)| host)
+            .to_owned()
+    };
+    // Each host's ids, hosts in order of first appearance.
+    let mut hosts: Vec<(String, std::collections::VecDeque<u16>)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for (id, node) in nodes.iter().enumerate() {
+        let h = host(&node.name);
+        let at = *index.entry(h.clone()).or_insert_with(|| {
+            hosts.push((h, Default::default()));
+            hosts.len() - 1
+        });
+        hosts[at].1.push_back(id as u16);
+    }
+    let mut order = Vec::with_capacity(nodes.len());
+    while order.len() < nodes.len() {
+        for (_, ids) in &mut hosts {
+            if let Some(id) = ids.pop_front() {
+                order.push(id);
+            }
+        }
+    }
+    order
+}
+
+/// The slot range of each of `masters` masters, in deal order, as
+/// `clusterManagerCommandCreate` in redis-cli computes them: a 32-bit
+/// float cursor advanced by `16384 / masters`, each range ending at
+/// `lround(cursor + slots_per_node - 1)` (the last at 16383) and the next
+/// starting after it. The same f32 operations in the same order give the
+/// same roundings (IEEE 754 single precision, as the C code's `float` on
+/// every platform Redis builds on). For 3 masters: 0-5460, 5461-10922,
+/// 10923-16383 (the integer split ends the second at 10921). O(masters).
+///
+/// From 7542 masters on (and for 2989 counts up to 16384), the float's
+/// rounding drifts so far that redis-cli's ranges run past slot 16383
+/// before the last master (it would write past its slot array): refused,
+/// naming `slot_layout = "even"`. Redis advises at most about 1000.
+pub(crate) fn redis_cli_ranges(masters: usize) -> Result<Vec<std::ops::Range<usize>>, Error> {
+    let last_slot = SLOT_COUNT as i64 - 1;
+    let slots_per_node = SLOT_COUNT as f32 / masters as f32;
+    let mut ranges = Vec::with_capacity(masters);
+    let mut first: i64 = 0;
+    let mut cursor: f32 = 0.0;
+    for i in 0..masters {
+        let mut last = (cursor + slots_per_node - 1.0).round() as i64;
+        if last > SLOT_COUNT as i64 || i == masters - 1 {
+            last = last_slot;
+        }
+        if last < first {
+            last = first;
+        }
+        if last > last_slot {
+            return Err(Error::InvalidParameter {
+                algorithm: ALGORITHM,
+                parameter: "slot_layout",
+                value: format!("\"redis-cli\" over {masters} nodes"),
+                expected: "at most 7541 nodes for redis-cli's layout (its float cursor runs \
+                           past slot 16383 for some counts above that); give \
+                           `slot_layout = \"even\"` (--slot-layout even), or list each \
+                           node's slots",
+            });
+        }
+        ranges.push(first as usize..last as usize + 1);
+        first = last + 1;
+        cursor += slots_per_node;
+    }
+    Ok(ranges)
 }
 
 /// Gives `range` to `id`, refusing a slot past 16383 or one already owned.
@@ -324,9 +443,11 @@ impl Registered for Slots {
         Some(SLOT_COUNT as u64)
     }
 
-    fn build(nodes: Vec<Node>, _: &Params) -> Result<Self, Error> {
-        Self::new(nodes)
+    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
+        Self::with_layout(nodes, params.slot_layout)
     }
+
+    const READS: &'static [Param] = &[Param::SlotLayout];
 
     /// With a layout, the table as given (`CLUSTER SLOTS`): every slot
     /// owned by exactly one node.
@@ -369,5 +490,37 @@ impl Registered for Slots {
 
     fn accepts_hash(_: StableHash) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redis_cli_ranges_of_three_masters() {
+        assert_eq!(
+            redis_cli_ranges(3).expect("3 masters"),
+            [0..5461, 5461..10923, 10923..16384]
+        );
+    }
+
+    /// Every node count up to 7541 gets ranges that follow each other from
+    /// 0 to 16383, each at least one slot; the first count whose float
+    /// cursor overruns is refused, not clamped into another layout.
+    #[test]
+    fn redis_cli_ranges_cover_every_slot_once() {
+        for masters in 1..=7541 {
+            let ranges = redis_cli_ranges(masters).expect("within the limit");
+            let mut next = 0;
+            for r in &ranges {
+                assert_eq!(r.start, next, "{masters} masters: {ranges:?}");
+                assert!(r.end > r.start, "{masters} masters: empty range");
+                next = r.end;
+            }
+            assert_eq!(next, SLOT_COUNT, "{masters} masters");
+        }
+        let refused = redis_cli_ranges(7542).expect_err("overruns");
+        assert!(refused.to_string().contains("even"), "{refused}");
     }
 }

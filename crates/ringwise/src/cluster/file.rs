@@ -15,7 +15,7 @@ use crate::algo::Given;
 use crate::algo::removals;
 use crate::hash::StableHash;
 use crate::layers::Keyed;
-use crate::param::{Flavor, Param, ParamValue, Params};
+use crate::param::{Flavor, Param, ParamValue, Params, SlotLayout};
 
 mod scan;
 
@@ -42,6 +42,13 @@ impl FromToml for u64 {
 }
 
 impl FromToml for Flavor {
+    type Raw = String;
+    fn value(param: Param, raw: &String) -> Result<ParamValue, Error> {
+        param.parse(raw)
+    }
+}
+
+impl FromToml for SlotLayout {
     type Raw = String;
     fn value(param: Param, raw: &String) -> Result<ParamValue, Error> {
         param.parse(raw)
@@ -364,6 +371,7 @@ impl ClusterSpec {
         for param in p.differing(&Params::DEFAULT) {
             let value = match p.get(param) {
                 ParamValue::Flavor(flavor) => quoted(flavor.name()),
+                ParamValue::SlotLayout(layout) => quoted(layout.name()),
                 value => value.to_string(),
             };
             let _ = writeln!(out, "{param} = {value}");
