@@ -36,6 +36,7 @@ mod error;
 mod libmemcached;
 mod nginx;
 mod nginx_conf;
+mod nodetool_ring;
 mod redis_cluster;
 mod redis_nodes;
 mod twemproxy;
@@ -178,6 +179,8 @@ kinds! {
         "an nginx.conf upstream block with hash KEY consistent; (http or stream)";
     Twemproxy => twemproxy, "twemproxy", Some("pool"),
         "a nutcracker.yml pool (twemproxy): distribution ketama, servers host:port:weight [name]";
+    NodetoolRing => nodetool_ring, "nodetool-ring", None,
+        "the text `nodetool ring` prints (Cassandra, Murmur3Partitioner): each node's tokens, rack and datacenter";
     RedisCluster => redis_cluster, "redis-cluster", None,
         "a Redis Cluster's CLUSTER NODES (or CLUSTER SHARDS) output: its masters and their slots";
 }

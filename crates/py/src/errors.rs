@@ -165,6 +165,8 @@ pub fn to_py(e: ringwise::Error) -> PyErr {
         E::DuplicateNode { .. } => "DuplicateNodeError",
         E::InvalidWeight { .. } => "InvalidWeightError",
         E::InvalidZone { .. } => "InvalidZoneError",
+        // A datacenter is a failure domain above the rack (zone).
+        E::InvalidDatacenter { .. } => "InvalidZoneError",
         E::InvalidVnodes { .. } => "InvalidVnodesError",
         E::TooManyPoints { .. } => "TooManyPointsError",
         E::UnknownNode { .. } => "UnknownNodeError",
