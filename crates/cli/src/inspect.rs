@@ -455,7 +455,10 @@ fn table(
         (None, None, n) => (
             format!("{points} points"),
             "points",
-            format!(" (shares sampled on {} keys)", thousands(n)),
+            format!(
+                " (shares sampled on {} keys)",
+                ringwise_sim::table::thousands(n)
+            ),
         ),
     };
     let mut out = format!(
@@ -501,17 +504,4 @@ fn weight(weight: f64) -> String {
 /// A fraction as a percentage, rounded ([`readable`]).
 fn percent(fraction: f64, decimals: usize) -> String {
     format!("{}%", readable(fraction * 100.0, decimals))
-}
-
-/// `1000000` as `1,000,000`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

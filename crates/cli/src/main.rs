@@ -102,7 +102,12 @@ enum Command {
     Simulate(simulate::Args),
     /// Print the Cassandra (Murmur3Partitioner) token of each key.
     ///
-    /// Cost: one Murmur3 per key, O(key length).
+    /// Keys are text unless --type gives their CQL type: `token 42` is the
+    /// token of the text '42', `token --type int 42` Cassandra's token(42)
+    /// of an int column.
+    ///
+    /// Cost: one Murmur3 per key, O(key length) (a varint or decimal
+    /// literal O(digits^2/72) to serialise).
     #[command(after_help = EXIT_CODES)]
     Token(token::Args),
     /// Print the Redis Cluster hash slot of each key (CLUSTER KEYSLOT).

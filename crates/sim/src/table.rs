@@ -152,7 +152,7 @@ pub(crate) fn pct(x: f64, digits: usize) -> String {
 }
 
 /// `1234567` → `1,234,567`.
-pub(crate) fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
