@@ -1,0 +1,221 @@
+//! gRPC's `ring_hash` against real grpcio channels.
+//!
+//! Each of four random configurations has 2 to 12 loopback endpoints
+//! `127.0.N.M:PORT` with weights 1 to 5, given to gRPC the one way its
+//! Python API allows: by repeating an address in the `ipv4:` target (gRPC
+//! merges duplicates into one endpoint whose weight is the count, at its
+//! first position), the repeats shuffled so that first positions vary. The
+//! service config (`ring_hash_experimental` with `requestHashHeader:
+//! "x-key"`, gRFC A76) asks for rings below, at and above gRPC's ring-size
+//! cap (4096): one config leaves the sizes out (gRPC's defaults 1024 and
+//! 4096), one asks for 4096, one for 8192 to 16384 (capped to 4096), one
+//! raises the cap with the channel argument `grpc.lb.ring_hash.ring_size_cap`.
+//!
+//! The peer, `peers/grpc_ring_hash.py`, starts a grpcio server on every
+//! address (each answers its own address) and sends 3,000 random keys in
+//! the header over one channel: every answer must be ringwise's `lookup`
+//! of the cluster file made from the same JSON. Then it stops one server
+//! and sends the keys again: gRPC's picker walks past the endpoint that is
+//! no longer READY, so each key must land on ringwise's first replica that
+//! is not the stopped node (`lookup --replicas 2`).
+//!
+//! gRPC sorts points with `std::sort`, so a point two endpoints share has
+//! no defined owner: every configuration here is checked to have none.
+
+use std::collections::HashSet;
+use std::fs;
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::process::Command;
+
+use super::process::{free_port, server};
+use super::{
+    Rng, assert_agree, cluster_file, library_counts, peer_file, peer_python, random_keys,
+    ringwise_lookup, ringwise_lookup_with, run_peer, shared_points,
+};
+use crate::support::TempDir;
+
+const SEED: u64 = 0x6772_7063;
+const KEYS: usize = 3_000;
+const HEADER: &str = "x-key";
+
+/// One channel's configuration: the target's addresses (repeated for
+/// weight), the ring sizes of the service config (`None`: left out) and
+/// the channel's cap (`None`: gRPC's default).
+#[derive(Debug)]
+struct Channel {
+    target: Vec<String>,
+    min_ring_size: Option<u64>,
+    max_ring_size: Option<u64>,
+    cap: Option<u64>,
+}
+
+impl Channel {
+    /// The JSON the peer reads (and, later, the importer): the target,
+    /// the service config given to grpcio verbatim, the channel args.
+    fn json(&self) -> String {
+        let mut lb = Vec::new();
+        if let Some(min) = self.min_ring_size {
+            lb.push(format!("\"minRingSize\": {min}"));
+        }
+        if let Some(max) = self.max_ring_size {
+            lb.push(format!("\"maxRingSize\": {max}"));
+        }
+        lb.push(format!("\"requestHashHeader\": \"{HEADER}\""));
+        let args = match self.cap {
+            Some(cap) => {
+                format!(",\n  \"channelArgs\": {{\"grpc.lb.ring_hash.ring_size_cap\": {cap}}}")
+            }
+            None => String::new(),
+        };
+        format!(
+            "{{\n  \"target\": \"ipv4:{}\",\n  \"serviceConfig\": {{\"loadBalancingConfig\": \
+             [{{\"ring_hash_experimental\": {{{}}}}}]}}{args}\n}}\n",
+            self.target.join(","),
+            lb.join(", ")
+        )
+    }
+
+    /// The endpoints as gRPC makes them: distinct addresses at their
+    /// first position, weight = how often the target lists them.
+    fn endpoints(&self) -> Vec<(String, u32)> {
+        let mut endpoints: Vec<(String, u32)> = Vec::new();
+        for address in &self.target {
+            match endpoints.iter_mut().find(|(a, _)| a == address) {
+                Some((_, weight)) => *weight += 1,
+                None => endpoints.push((address.clone(), 1)),
+            }
+        }
+        endpoints
+    }
+
+    /// The ringwise cluster file of the same ring.
+    fn cluster(&self) -> String {
+        let header = format!(
+            "algorithm = \"grpc-ring\"\nmin_ring_size = {}\nmax_ring_size = {}\n\
+             ring_size_cap = {}",
+            self.min_ring_size.unwrap_or(1024),
+            self.max_ring_size.unwrap_or(4096),
+            self.cap.unwrap_or(4096)
+        );
+        let nodes: Vec<(String, String)> = self
+            .endpoints()
+            .into_iter()
+            .map(|(address, weight)| (address, format!("weight = {weight}")))
+            .collect();
+        cluster_file(&header, &nodes)
+    }
+}
+
+/// The four channels: random endpoints and weights, the ring sizes of
+/// the module docs.
+fn channels(rng: &mut Rng) -> Vec<Channel> {
+    let sizes = [
+        (None, None, None),
+        (Some(4096), Some(4096), None),
+        (Some(8192), Some(16384), None),
+        (Some(6000), Some(8_388_608), Some(6500)),
+    ];
+    let mut taken = HashSet::new();
+    sizes
+        .into_iter()
+        .map(|(min_ring_size, max_ring_size, cap)| {
+            let mut target = Vec::new();
+            for _ in 0..rng.between(2, 12) {
+                let ip = Ipv4Addr::new(127, 0, rng.below(4) as u8, rng.between(1, 254) as u8);
+                let address = loop {
+                    let address = format!("{ip}:{}", free_port());
+                    if taken.insert(address.clone()) {
+                        break address;
+                    }
+                };
+                for _ in 0..rng.between(1, 5) {
+                    target.push(address.clone());
+                }
+            }
+            // Fisher-Yates: repeats interleave, first positions move.
+            for i in (1..target.len()).rev() {
+                target.swap(i, rng.below(i + 1));
+            }
+            Channel {
+                target,
+                min_ring_size,
+                max_ring_size,
+                cap,
+            }
+        })
+        .collect()
+}
+
+/// Keys a gRPC header can carry as they are: printable ASCII.
+fn ascii_keys(rng: &mut Rng) -> Vec<String> {
+    let mut keys: Vec<String> = random_keys(rng, KEYS * 2)
+        .into_iter()
+        .filter(|k| k.is_ascii())
+        .collect();
+    keys.truncate(KEYS);
+    keys
+}
+
+/// Runs the peer on `config` and `keys`, stopping `stop` between its two
+/// passes: both passes' answers.
+fn grpcio(config: &Path, stop: &str, dir: &Path, keys: &[String]) -> (Vec<String>, Vec<String>) {
+    // Started through setpriv: the peer runs servers, which must die with
+    // the test binary.
+    let mut command: Command = server(peer_python());
+    command
+        .arg(peer_file("grpc_ring_hash.py"))
+        .arg(config)
+        .arg(stop);
+    let mut answers = run_peer(&mut command, dir, keys);
+    assert_eq!(answers.len(), 2 * keys.len(), "two passes of answers");
+    let second = answers.split_off(keys.len());
+    (answers, second)
+}
+
+#[test]
+fn grpcio_ring_hash_agrees() {
+    let dir = TempDir::create("compat-grpc");
+    let mut rng = Rng(SEED);
+    for (i, channel) in channels(&mut rng).iter().enumerate() {
+        let keys = ascii_keys(&mut rng);
+        let toml = channel.cluster();
+        assert_eq!(shared_points(&toml), [], "channel {i}: no shared point");
+        let points: u64 = library_counts(&toml).values().sum();
+        let cap = channel.cap.unwrap_or(4096);
+        assert!(
+            points <= cap,
+            "channel {i}: {points} points above the cap {cap}"
+        );
+        let config = dir.path().join(format!("channel-{i}.json"));
+        fs::write(&config, channel.json()).expect("write the channel config");
+        let cluster = dir.path().join(format!("channel-{i}.toml"));
+        fs::write(&cluster, &toml).expect("write the cluster file");
+        let endpoints = channel.endpoints();
+        let stop = &rng.pick(&endpoints).0;
+
+        let (first, second) = grpcio(&config, stop, dir.path(), &keys);
+        let what = format!(
+            "grpcio channel {i} ({} endpoints, {points} points)",
+            endpoints.len()
+        );
+        assert_agree(&what, &keys, &first, &ringwise_lookup(&cluster, &keys));
+
+        let walked: Vec<String> = ringwise_lookup_with(&cluster, &["--replicas", "2"], &keys)
+            .iter()
+            .map(|replicas| {
+                let mut names = replicas.split(',').filter(|name| name != stop);
+                names
+                    .next()
+                    .expect("a replica that is not the stopped one")
+                    .to_owned()
+            })
+            .collect();
+        assert_agree(
+            &format!("{what} with {stop} stopped"),
+            &keys,
+            &second,
+            &walked,
+        );
+    }
+}
