@@ -13,8 +13,10 @@
 //!
 //! The peer, `peers/grpc_ring_hash.py`, starts a grpcio server on every
 //! address (each answers its own address) and sends 3,000 random keys in
-//! the header over one channel: every answer must be ringwise's `lookup`
-//! of the cluster file made from the same JSON. Then it stops one server
+//! the header over one channel: every answer must be ringwise's `lookup
+//! --cluster-format grpc` of the same JSON (the importer's cluster, whose
+//! `ringwise import grpc` text the library checks for shared points and
+//! ring sizes). Then it stops one server
 //! and sends the keys again: gRPC's picker walks past the endpoint that is
 //! no longer READY, so each key must land on ringwise's first replica that
 //! is not the stopped node (`lookup --replicas 2`).
@@ -30,10 +32,10 @@ use std::process::Command;
 
 use super::process::{free_port, server};
 use super::{
-    Rng, assert_agree, cluster_file, library_counts, peer_file, peer_python, random_keys,
-    ringwise_lookup, ringwise_lookup_with, run_peer, shared_points,
+    Rng, assert_agree, library_counts, peer_file, peer_python, random_keys, ringwise_lookup_with,
+    run_peer, shared_points,
 };
-use crate::support::TempDir;
+use crate::support::{TempDir, assert_success, ringwise, stdout};
 
 const SEED: u64 = 0x6772_7063;
 const KEYS: usize = 3_000;
@@ -51,8 +53,8 @@ struct Channel {
 }
 
 impl Channel {
-    /// The JSON the peer reads (and, later, the importer): the target,
-    /// the service config given to grpcio verbatim, the channel args.
+    /// The JSON both read: the peer (the target, the service config given
+    /// to grpcio verbatim, the channel args) and ringwise's `grpc` kind.
     fn json(&self) -> String {
         let mut lb = Vec::new();
         if let Some(min) = self.min_ring_size {
@@ -76,34 +78,15 @@ impl Channel {
         )
     }
 
-    /// The endpoints as gRPC makes them: distinct addresses at their
-    /// first position, weight = how often the target lists them.
-    fn endpoints(&self) -> Vec<(String, u32)> {
-        let mut endpoints: Vec<(String, u32)> = Vec::new();
+    /// The distinct addresses of the target.
+    fn endpoints(&self) -> Vec<&String> {
+        let mut endpoints: Vec<&String> = Vec::new();
         for address in &self.target {
-            match endpoints.iter_mut().find(|(a, _)| a == address) {
-                Some((_, weight)) => *weight += 1,
-                None => endpoints.push((address.clone(), 1)),
+            if !endpoints.contains(&address) {
+                endpoints.push(address);
             }
         }
         endpoints
-    }
-
-    /// The ringwise cluster file of the same ring.
-    fn cluster(&self) -> String {
-        let header = format!(
-            "algorithm = \"grpc-ring\"\nmin_ring_size = {}\nmax_ring_size = {}\n\
-             ring_size_cap = {}",
-            self.min_ring_size.unwrap_or(1024),
-            self.max_ring_size.unwrap_or(4096),
-            self.cap.unwrap_or(4096)
-        );
-        let nodes: Vec<(String, String)> = self
-            .endpoints()
-            .into_iter()
-            .map(|(address, weight)| (address, format!("weight = {weight}")))
-            .collect();
-        cluster_file(&header, &nodes)
     }
 }
 
@@ -157,6 +140,16 @@ fn ascii_keys(rng: &mut Rng) -> Vec<String> {
     keys
 }
 
+/// `ringwise import grpc CONFIG`: the cluster file the lookups use.
+fn imported(config: &Path) -> String {
+    let out = ringwise(
+        &["import", "grpc", config.to_str().expect("utf-8 path")],
+        b"",
+    );
+    assert_success(&out);
+    stdout(&out)
+}
+
 /// Runs the peer on `config` and `keys`, stopping `stop` between its two
 /// passes: both passes' answers.
 fn grpcio(config: &Path, stop: &str, dir: &Path, keys: &[String]) -> (Vec<String>, Vec<String>) {
@@ -179,7 +172,9 @@ fn grpcio_ring_hash_agrees() {
     let mut rng = Rng(SEED);
     for (i, channel) in channels(&mut rng).iter().enumerate() {
         let keys = ascii_keys(&mut rng);
-        let toml = channel.cluster();
+        let config = dir.path().join(format!("channel-{i}.json"));
+        fs::write(&config, channel.json()).expect("write the channel config");
+        let toml = imported(&config);
         assert_eq!(shared_points(&toml), [], "channel {i}: no shared point");
         let points: u64 = library_counts(&toml).values().sum();
         let cap = channel.cap.unwrap_or(4096);
@@ -187,30 +182,31 @@ fn grpcio_ring_hash_agrees() {
             points <= cap,
             "channel {i}: {points} points above the cap {cap}"
         );
-        let config = dir.path().join(format!("channel-{i}.json"));
-        fs::write(&config, channel.json()).expect("write the channel config");
-        let cluster = dir.path().join(format!("channel-{i}.toml"));
-        fs::write(&cluster, &toml).expect("write the cluster file");
         let endpoints = channel.endpoints();
-        let stop = &rng.pick(&endpoints).0;
+        let stop = *rng.pick(&endpoints);
 
         let (first, second) = grpcio(&config, stop, dir.path(), &keys);
         let what = format!(
             "grpcio channel {i} ({} endpoints, {points} points)",
             endpoints.len()
         );
-        assert_agree(&what, &keys, &first, &ringwise_lookup(&cluster, &keys));
+        let ours = ringwise_lookup_with(&config, &["--cluster-format", "grpc"], &keys);
+        assert_agree(&what, &keys, &first, &ours);
 
-        let walked: Vec<String> = ringwise_lookup_with(&cluster, &["--replicas", "2"], &keys)
-            .iter()
-            .map(|replicas| {
-                let mut names = replicas.split(',').filter(|name| name != stop);
-                names
-                    .next()
-                    .expect("a replica that is not the stopped one")
-                    .to_owned()
-            })
-            .collect();
+        let walked: Vec<String> = ringwise_lookup_with(
+            &config,
+            &["--cluster-format", "grpc", "--replicas", "2"],
+            &keys,
+        )
+        .iter()
+        .map(|replicas| {
+            let mut names = replicas.split(',').filter(|name| *name != stop.as_str());
+            names
+                .next()
+                .expect("a replica that is not the stopped one")
+                .to_owned()
+        })
+        .collect();
         assert_agree(
             &format!("{what} with {stop} stopped"),
             &keys,
