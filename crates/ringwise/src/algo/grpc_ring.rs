@@ -46,7 +46,9 @@
 //! the hash. It sorts points with `std::sort`, so the owner of a point two
 //! endpoints share is unspecified (ringwise: the smaller name). A cap of
 //! 0 would give gRPC an empty ring whose picker reads past its end: 1 is
-//! the smallest cap accepted here. ringwise's shared `max_ring_size`
+//! the smallest cap accepted here. The cap bounds the whole ring: with more
+//! endpoints than `min(maxRingSize, cap)` some endpoints get no point and
+//! no request (4097 endpoints under the default cap). ringwise's shared `max_ring_size`
 //! defaults to Envoy's 8388608, gRPC's config to 4096: the same ring under
 //! the default cap; with a larger cap, give `max_ring_size` as the service
 //! config does (the importer always writes it).
@@ -265,6 +267,23 @@ mod tests {
         assert_eq!(counts(16), (11, 5));
         let ring = build(16, 4096, 4096, &[("a:1", 2.0), ("b:1", 1.0)]).expect("builds");
         assert_eq!(ring.owner(0), ring.iter().next().map(|(_, id)| id));
+    }
+
+    /// gRPC's quirk: the cap bounds the whole ring, so with more endpoints
+    /// than points some endpoints get none and no request.
+    #[test]
+    fn more_endpoints_than_the_cap_leave_some_without_points() {
+        let names: Vec<String> = (0..100).map(|i| format!("10.0.0.{i}:80")).collect();
+        let nodes: Vec<(&str, f64)> = names.iter().map(|n| (n.as_str(), 1.0)).collect();
+        let ring = build(1024, 4096, 64, &nodes).expect("builds");
+        let mut owners: Vec<u32> = ring.iter().map(|(_, id)| id).collect();
+        let points = owners.len();
+        owners.sort_unstable();
+        owners.dedup();
+        // 100 running sums of 0.64 end at 64.00000000000001, one point
+        // past the cap, as gRPC's doubles do; at most one point each.
+        assert_eq!(points, 65);
+        assert_eq!(owners.len(), points, "35 endpoints without a point");
     }
 
     #[test]
