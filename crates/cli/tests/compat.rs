@@ -17,7 +17,10 @@
 //!   such nodes with `SETSLOT`/`MIGRATE`; the cluster must end with the
 //!   written table and have moved exactly the planned keys;
 //! - `cassandra`: cassandra-driver's Murmur3 token function
-//!   (`peers/cassandra_murmur3.py`) against `ringwise token`.
+//!   (`peers/cassandra_murmur3.py`) against `ringwise token`;
+//! - `grpc`: grpcio channels with a `ring_hash` service config to loopback
+//!   grpcio servers that answer their own address
+//!   (`peers/grpc_ring_hash.py`), then with one server stopped.
 //!
 //! Server lists, slot tables and keys come from a seeded generator; the
 //! answers come from the peers, never from tables in this file. Peers
@@ -41,6 +44,7 @@ mod redis;
 mod rng;
 
 mod cassandra;
+mod grpc;
 mod import_nginx;
 mod import_twemproxy;
 mod ketama;

@@ -358,7 +358,7 @@ fn every_algorithm_plans_and_says_how_exactly() {
         // reweight, where the algorithm has weights.
         let doc = json(&["--from", &from, "--remove", "node-2"]);
         let held = f(&doc["nodes"][2]["gives"]);
-        // Every key of node-2 moves; envoy-ring re-sizes its ring and moves more.
+        // Every key of node-2 moves; envoy-ring and grpc-ring re-size their ring and move more.
         assert!(f(&doc["moved"]) >= held && held > 0.2, "{algorithm}");
         assert!(f(&doc["optimum"]) == held, "{algorithm}");
         assert!(
@@ -900,7 +900,7 @@ fn inspect_draws_every_algorithm_as_an_svg_rsvg_renders() {
         // Rings show the zone band with its legend, in a palette of its own.
         let ring = matches!(
             algorithm,
-            "ring" | "ketama" | "nginx" | "envoy-ring" | "cassandra"
+            "ring" | "ketama" | "nginx" | "envoy-ring" | "grpc-ring" | "cassandra"
         );
         assert_eq!(picture.contains("inner band: zones"), ring, "{algorithm}");
         if ring {

@@ -33,6 +33,7 @@
 
 mod envoy;
 mod error;
+mod grpc;
 mod libmemcached;
 mod nginx;
 mod nginx_conf;
@@ -175,6 +176,8 @@ kinds! {
         "a libmemcached configuration string: --SERVER=host:port/?weight ... (memcached(3), pylibmc, php-memcached)";
     Envoy => envoy, "envoy", Some("cluster"),
         "an Envoy cluster (YAML or JSON; a Cluster, a list, or a bootstrap) with lb_policy RING_HASH or MAGLEV";
+    Grpc => grpc, "grpc", None,
+        "a gRPC channel (JSON): an ipv4:/ipv6: target or endpoints, a serviceConfig with ring_hash_experimental, channelArgs";
     Nginx => nginx, "nginx", Some("upstream"),
         "an nginx.conf upstream block with hash KEY consistent; (http or stream)";
     Twemproxy => twemproxy, "twemproxy", Some("pool"),

@@ -127,6 +127,7 @@ def test_convenience_classes():
         (ringwise.Ketama, "ketama"),
         (ringwise.Nginx, "nginx"),
         (ringwise.EnvoyRing, "envoy-ring"),
+        (ringwise.GrpcRing, "grpc-ring"),
         (ringwise.Cassandra, "cassandra"),
     ]:
         p = cls(["a", "b"])

@@ -29,6 +29,7 @@ pub(crate) mod cassandra;
 pub(crate) mod dx;
 pub(crate) mod envoy_ring;
 pub(crate) mod fliphash;
+pub(crate) mod grpc_ring;
 mod join_order;
 pub(crate) mod jump;
 pub(crate) mod jumpback;
@@ -50,6 +51,7 @@ use cassandra::Tokens;
 use dx::Dx;
 use envoy_ring::EnvoyRing;
 use fliphash::FlipHash;
+use grpc_ring::GrpcRing;
 use jump::Jump;
 use jumpback::JumpBack;
 use ketama::Ketama;
@@ -338,6 +340,8 @@ registry! {
     Nginx(Ring<Nginx>) = "nginx";
     /// [`crate::EnvoyRing`]: Envoy's `RING_HASH` balancer.
     EnvoyRing(Ring<EnvoyRing>) = "envoy-ring";
+    /// [`crate::GrpcRing`]: gRPC's `ring_hash` (Envoy's ring, sizes capped).
+    GrpcRing(Ring<GrpcRing>) = "grpc-ring";
     /// [`crate::Tokens`]: a Cassandra ring of Murmur3 tokens.
     Cassandra(Ring<Tokens>) = "cassandra";
 }

@@ -13,8 +13,9 @@
 //! probes = 21             # optional (multiprobe)
 //! max_points = 16777216   # optional: the ring's point budget, up to 2^28
 //! # flavor = "libmemcached"  # ketama: libmemcached, spymemcached, libketama, twemproxy, uhashring
-//! # min_ring_size = 1024    # envoy-ring
-//! # max_ring_size = 8388608 # envoy-ring
+//! # min_ring_size = 1024    # envoy-ring, grpc-ring
+//! # max_ring_size = 8388608 # envoy-ring, grpc-ring
+//! # ring_size_cap = 4096    # grpc-ring: gRPC's channel argument
 //! # num_tokens = 16         # cassandra: tokens of a node that lists none
 //! # capacity = 1024         # anchor, dx: fixed bucket count (default: twice the nodes, at least 256)
 //! # removed = [1, 3]        # memento, anchor, dx: buckets whose node left, in the order they left

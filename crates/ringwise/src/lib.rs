@@ -48,6 +48,7 @@
 //! | `ketama` | `Ring<`[`Ketama`]`>` | libmemcached, spymemcached, libketama, twemproxy, uhashring ([`Flavor`]) |
 //! | `nginx` | `Ring<`[`Nginx`]`>` | nginx `hash $key consistent` |
 //! | `envoy-ring` | `Ring<`[`EnvoyRing`]`>` | Envoy `RING_HASH` (Envoy's `MAGLEV` is [`Maglev`]) |
+//! | `grpc-ring` | `Ring<`[`GrpcRing`]`>` | gRPC `ring_hash` (Envoy's ring, sizes capped at 4096) |
 //! | `cassandra` | `Ring<`[`Tokens`]`>` | Cassandra's Murmur3Partitioner and SimpleStrategy |
 //!
 //! They follow their peer even where the peer depends on the order servers
@@ -164,6 +165,7 @@ pub use algo::cassandra::nts::{NetworkTopology, Walk};
 pub use algo::dx::Dx;
 pub use algo::envoy_ring::EnvoyRing;
 pub use algo::fliphash::{FlipHash, flip_hash};
+pub use algo::grpc_ring::GrpcRing;
 pub use algo::jump::{Jump, jump_consistent_hash};
 pub use algo::jumpback::{JumpBack, jump_back_hash};
 pub use algo::ketama::Ketama;
@@ -191,8 +193,8 @@ pub use layers::{Bounded, HashTag, Keyed, Lease, Live, Snapshot};
 pub use movement::{DEFAULT_SAMPLES, Flow, Method, MovedRange, Movement, diff, diff_sampled};
 pub use node::{MAX_NAME_LEN, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable};
 pub use param::{
-    Flavor, InSimulate, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Param, ParamType, ParamValue, Params,
-    SlotLayout,
+    DEFAULT_RING_SIZE_CAP, Flavor, InSimulate, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Param,
+    ParamType, ParamValue, Params, SlotLayout,
 };
 pub use placement::Placement;
 #[doc(hidden)]
@@ -225,6 +227,7 @@ struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/memcached.md")]
 #[doc = include_str!("../../../docs/nginx.md")]
 #[doc = include_str!("../../../docs/envoy.md")]
+#[doc = include_str!("../../../docs/grpc.md")]
 #[doc = include_str!("../../../docs/cassandra.md")]
 #[doc = include_str!("../../../docs/redis-cluster.md")]
 #[doc = include_str!("../../../docs/exit-codes.md")]

@@ -88,7 +88,7 @@ macro_rules! for_each_param {
                 default: DEFAULT_MAX_POINTS,
                 range: Some(1..=268_435_456),
                 flag: "max-points", "N", "Most points the ring may hold (ring, ketama, nginx, \
-                    envoy-ring, cassandra; default 16777216 = 2^24, at most 268435456 = 2^28)",
+                    envoy-ring, grpc-ring, cassandra; default 16777216 = 2^24, at most 268435456 = 2^28)",
                 simulate: No,
                 python: Option<u64> = None,
             }
@@ -102,23 +102,37 @@ macro_rules! for_each_param {
                 simulate: Always,
                 python: Option<&str> = None,
             }
-            /// Envoy's smallest ring.
+            /// Envoy's smallest ring (gRPC's `minRingSize`).
             MinRingSize(min_ring_size: u64) {
                 default: DEFAULT_MIN_RING_SIZE,
                 range: Some(1..=8_388_608),
                 flag: "min-ring-size", "N",
-                    "Envoy's min_ring_size (envoy-ring; default 1024, 1 to 8388608)",
+                    "Envoy's min_ring_size, gRPC's minRingSize (envoy-ring, grpc-ring; default \
+                    1024, 1 to 8388608)",
                 simulate: Always,
                 python: u64 = 1024,
             }
-            /// Envoy's largest ring, at most 8388608.
+            /// Envoy's largest ring, at most 8388608 (gRPC's `maxRingSize`,
+            /// whose own default is 4096).
             MaxRingSize(max_ring_size: u64) {
                 default: DEFAULT_MAX_RING_SIZE,
                 range: Some(1..=8_388_608),
                 flag: "max-ring-size", "N",
-                    "Envoy's max_ring_size (envoy-ring; default and at most 8388608)",
+                    "Envoy's max_ring_size, gRPC's maxRingSize (envoy-ring, grpc-ring; default \
+                    and at most 8388608; gRPC's default 4096)",
                 simulate: Always,
                 python: u64 = 8388608,
+            }
+            /// gRPC's channel argument `grpc.lb.ring_hash.ring_size_cap`:
+            /// both ring sizes are capped to it.
+            RingSizeCap(ring_size_cap: u64) {
+                default: DEFAULT_RING_SIZE_CAP,
+                range: Some(1..=2_147_483_647),
+                flag: "ring-size-cap", "N",
+                    "gRPC's grpc.lb.ring_hash.ring_size_cap: caps min and max ring size \
+                    (grpc-ring; default 4096)",
+                simulate: WhenSet,
+                python: u64 = 4096,
             }
             /// Tokens per unit of weight of a node whose tokens are not given.
             NumTokens(num_tokens: u32) {
@@ -175,6 +189,10 @@ pub(crate) const DEFAULT_MIN_RING_SIZE: u64 = 1024;
 
 /// Envoy ring_hash's default (and largest allowed) ring.
 pub const DEFAULT_MAX_RING_SIZE: u64 = 8_388_608;
+
+/// gRPC ring_hash's default ring-size cap (its channel argument
+/// `grpc.lb.ring_hash.ring_size_cap`).
+pub const DEFAULT_RING_SIZE_CAP: u64 = 4096;
 
 /// Cassandra's default `num_tokens` since 4.0.
 pub(crate) const DEFAULT_NUM_TOKENS: u32 = 16;

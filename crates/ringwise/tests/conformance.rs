@@ -27,7 +27,7 @@ use crate::support::{self, owner_name};
 #[derive(Debug, Clone, Copy)]
 struct Promises {
     /// A join moves keys only to the new node, a leave only the leaving
-    /// node's keys. Maglev's, ketama's and envoy-ring's moves are near
+    /// node's keys. Maglev's, ketama's, envoy-ring's and grpc-ring's moves are near
     /// minimal only: at most [`NEAR_MINIMAL`] times the optimum.
     minimal_moves: bool,
     /// The same nodes in any order place every key alike. The bucket
@@ -76,6 +76,8 @@ fn promises(algorithm: Algorithm) -> Option<Promises> {
         Algorithm::Ketama     => row(false, false,  true,   true,   true),
         Algorithm::Nginx      => row(true,  true,   true,   true,   true),
         Algorithm::EnvoyRing  => row(false, false,  true,   true,   true),
+        // gRPC's ring is Envoy's with its sizes capped (4096 by default).
+        Algorithm::GrpcRing   => row(false, false,  true,   true,   true),
         Algorithm::Cassandra  => row(true,  true,   true,   true,   true),
         _ => return None,
     })
@@ -205,7 +207,7 @@ fn check_moves(
     // it (2.9 times the optimum in expectation), more in a 300-hash sample.
     // A leave gives every remaining host a point or two the same way.
     let bound = match algorithm {
-        Algorithm::EnvoyRing => 2.0 * NEAR_MINIMAL,
+        Algorithm::EnvoyRing | Algorithm::GrpcRing => 2.0 * NEAR_MINIMAL,
         _ => NEAR_MINIMAL,
     };
     if promised(algorithm).minimal_moves {

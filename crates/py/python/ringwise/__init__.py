@@ -242,6 +242,16 @@ class EnvoyRing(metaclass=_AlgorithmClass):
     algorithm = "envoy-ring"
 
 
+class GrpcRing(metaclass=_AlgorithmClass):
+    """gRPC's ``ring_hash`` policy: Envoy's ring, both sizes capped.
+
+    >>> GrpcRing(["a", "b"], min_ring_size=8192, max_ring_size=8192).stats()["points"]
+    4096
+    """
+
+    algorithm = "grpc-ring"
+
+
 class Cassandra(metaclass=_AlgorithmClass):
     """A Cassandra ring of Murmur3 tokens (``num_tokens`` per node).
 
@@ -266,6 +276,7 @@ __all__ = [
     "EnvoyRing",
     "Error",
     "FlipHash",
+    "GrpcRing",
     "InvalidLayoutError",
     "InvalidNameError",
     "InvalidParameterError",

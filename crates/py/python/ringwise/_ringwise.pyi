@@ -73,6 +73,7 @@ class Placement:
         flavor: str | None = None,
         min_ring_size: int = 1024,
         max_ring_size: int = 8388608,
+        ring_size_cap: int = 4096,
         num_tokens: int = 16,
         slot_layout: str | None = None,
         capacity: int | None = None,
