@@ -27,6 +27,7 @@ mod bucket_fn;
 pub(crate) mod buckets;
 pub(crate) mod cassandra;
 pub(crate) mod dx;
+pub(crate) mod envoy_rendezvous;
 pub(crate) mod envoy_ring;
 pub(crate) mod fliphash;
 pub(crate) mod grpc_ring;
@@ -49,6 +50,7 @@ use anchor::Anchor;
 use binomial::Binomial;
 use cassandra::Tokens;
 use dx::Dx;
+use envoy_rendezvous::EnvoyRendezvous;
 use envoy_ring::EnvoyRing;
 use fliphash::FlipHash;
 use grpc_ring::GrpcRing;
@@ -344,6 +346,8 @@ registry! {
     GrpcRing(Ring<GrpcRing>) = "grpc-ring";
     /// [`crate::Tokens`]: a Cassandra ring of Murmur3 tokens.
     Cassandra(Ring<Tokens>) = "cassandra";
+    /// [`crate::EnvoyRendezvous`]: Envoy's `rendezvous_hash` balancer.
+    EnvoyRendezvous(EnvoyRendezvous) = "envoy-rendezvous";
 }
 
 impl AnyPlacement {

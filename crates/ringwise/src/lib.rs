@@ -41,7 +41,8 @@
 //! | [`Slots`] | O(1), one read | exactly the new node's slots | Redis Cluster; explicit tables |
 //!
 //! The compatibility flavours put keys exactly where deployed clients do.
-//! Each is a [`PointScheme`] of the same [`Ring`] (one lookup code for all):
+//! Each is a [`PointScheme`] of the same [`Ring`] (one lookup code for all),
+//! except Envoy's rendezvous, which scores every host:
 //!
 //! | algorithm | type | peer |
 //! |---|---|---|
@@ -50,6 +51,7 @@
 //! | `envoy-ring` | `Ring<`[`EnvoyRing`]`>` | Envoy `RING_HASH` (Envoy's `MAGLEV` is [`Maglev`]) |
 //! | `grpc-ring` | `Ring<`[`GrpcRing`]`>` | gRPC `ring_hash` (Envoy's ring, sizes capped at 4096) |
 //! | `cassandra` | `Ring<`[`Tokens`]`>` | Cassandra's Murmur3Partitioner and SimpleStrategy |
+//! | `envoy-rendezvous` | [`EnvoyRendezvous`] (not a ring: O(N) scores) | Envoy `rendezvous_hash` |
 //!
 //! They follow their peer even where the peer depends on the order servers
 //! are listed in (ketama's ties, Envoy's point counts); ringwise's own
@@ -163,6 +165,7 @@ pub use algo::cassandra::cql::{
 };
 pub use algo::cassandra::nts::{NetworkTopology, Walk};
 pub use algo::dx::Dx;
+pub use algo::envoy_rendezvous::EnvoyRendezvous;
 pub use algo::envoy_ring::EnvoyRing;
 pub use algo::fliphash::{FlipHash, flip_hash};
 pub use algo::grpc_ring::GrpcRing;

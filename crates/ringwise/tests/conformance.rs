@@ -79,6 +79,9 @@ fn promises(algorithm: Algorithm) -> Option<Promises> {
         // gRPC's ring is Envoy's with its sizes capped (4096 by default).
         Algorithm::GrpcRing   => row(false, false,  true,   true,   true),
         Algorithm::Cassandra  => row(true,  true,   true,   true,   true),
+        // Envoy's rendezvous: minimal up to rounding ties (module docs);
+        // exact ties go to the first listed host, as in Envoy.
+        Algorithm::EnvoyRendezvous => row(true, false, true,  true,   true),
         _ => return None,
     })
 }

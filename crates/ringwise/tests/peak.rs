@@ -137,6 +137,7 @@ fn main() {
         Algorithm::Binomial,
         Algorithm::FlipHash,
         Algorithm::MultiProbe,
+        Algorithm::EnvoyRendezvous,
     ] {
         let count = 100_000;
         let nodes = named(count);

@@ -28,6 +28,7 @@ mod cluster_file;
 mod cluster_write;
 mod compat_vectors;
 mod conformance;
+mod envoy_rendezvous_vectors;
 mod fliphash_vectors;
 mod hash_vectors;
 mod issue24;
