@@ -77,6 +77,10 @@ fn promises(algorithm: Algorithm) -> Option<Promises> {
         Algorithm::Nginx      => row(true,  true,   true,   true,   true),
         Algorithm::EnvoyRing  => row(false, false,  true,   true,   true),
         Algorithm::Cassandra  => row(true,  true,   true,   true,   true),
+        // Points depend only on the backend's ident and weight; the top
+        // point follows the largest one, which only its owner's join or
+        // leave changes. Ties go by name, not by Varnish's qsort.
+        Algorithm::VarnishShard => row(true, true,  true,   true,   true),
         _ => return None,
     })
 }

@@ -75,6 +75,7 @@ class Placement:
         max_ring_size: int = 8388608,
         num_tokens: int = 16,
         slot_layout: str | None = None,
+        shard_replicas: int = 67,
         capacity: int | None = None,
         secret: str | None = None,
         hash_tag: str | None = None,
