@@ -53,7 +53,7 @@ pub struct Args {
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     key_format: KeyFormat,
     /// Prefer replicas in zones not used yet (nodes need `zone`s; ring,
-    /// ketama, nginx, envoy-ring, grpc-ring and cassandra).
+    /// ketama, nginx, envoy-ring, grpc-ring, cassandra and varnish-shard).
     #[arg(long)]
     zones: bool,
     /// Bounded loads: place the given keys (all of them are read first) so

@@ -122,8 +122,8 @@ enum Command {
     /// Print the cluster file of a program's own configuration.
     ///
     /// Reads a `nutcracker.yml` pool, an nginx upstream, an Envoy cluster,
-    /// a libmemcached string, `nodetool ring` or `CLUSTER NODES` output as
-    /// that program reads it, and prints the equivalent cluster file; what
+    /// a libmemcached string, `nodetool ring` or `CLUSTER NODES` output, or
+    /// a VCL's shard director as that program reads it, and prints the equivalent cluster file; what
     /// does not change placement becomes a `# note:` line, what ringwise
     /// does not reproduce is refused with its line. `--cluster FILE
     /// --cluster-format KIND` reads the file directly.

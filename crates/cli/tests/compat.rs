@@ -11,6 +11,9 @@
 //!   each key `set` through it and found by asking every memcached;
 //! - `nginx`: a real nginx routing `hash $http_x_key consistent;` to
 //!   backends that name themselves;
+//! - `varnish`: a real varnishd whose `directors.shard()` directors route
+//!   `by=KEY` (alt 0 and 1) and `by=HASH` to loopback backends that name
+//!   themselves;
 //! - `redis_cluster`: three `redis-server --cluster-enabled yes` nodes with
 //!   an explicit random slot table, asked `GET key` and read by `-MOVED`;
 //! - `redis_plan`: a `ringwise plan` (join, then leave) carried out on four
@@ -30,7 +33,7 @@
 //! printable ASCII without whitespace or backslash (so each is one line,
 //! echoed unescaped by `lookup`) and some non-ASCII UTF-8.
 //!
-//! The peers are installed by `scripts/install-test-deps` (Debian: nginx,
+//! The peers are installed by `scripts/install-test-deps` (Debian: nginx, varnish,
 //! redis-server, nutcracker, memcached, libmemcached-dev and a C compiler;
 //! PyPI: a venv at `target/peers-venv`). A missing one fails its test with that hint: these
 //! tests are never skipped. Every server a test starts is killed by its pid
@@ -54,6 +57,7 @@ mod redis_cluster;
 mod redis_live;
 mod redis_plan;
 mod twemproxy;
+mod varnish;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -305,7 +305,13 @@ fn inspect_on_nginx_envoy_and_cassandra() {
 fn lookup_replicas_and_zones_on_the_flavours() {
     let (keys, stdin) = key_lines(200);
     let nodes = "a@z1,b@z1,c@z2,d@z2";
-    for algo in ["cassandra", "ketama", "nginx", "envoy-ring"] {
+    for algo in [
+        "cassandra",
+        "ketama",
+        "nginx",
+        "envoy-ring",
+        "varnish-shard",
+    ] {
         let toml = format!(
             "algorithm = \"{algo}\"\n{}",
             ["a", "b", "c", "d"]
@@ -353,7 +359,14 @@ fn lookup_replicas_and_zones_on_the_flavours() {
     );
     assert_eq!(out.status.code(), Some(2));
     let message = stderr(&out);
-    for algo in ["ring", "ketama", "nginx", "envoy-ring", "cassandra"] {
+    for algo in [
+        "ring",
+        "ketama",
+        "nginx",
+        "envoy-ring",
+        "cassandra",
+        "varnish-shard",
+    ] {
         assert!(message.contains(algo), "{message}");
     }
 }

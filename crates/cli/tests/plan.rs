@@ -900,7 +900,13 @@ fn inspect_draws_every_algorithm_as_an_svg_rsvg_renders() {
         // Rings show the zone band with its legend, in a palette of its own.
         let ring = matches!(
             algorithm,
-            "ring" | "ketama" | "nginx" | "envoy-ring" | "grpc-ring" | "cassandra"
+            "ring"
+                | "ketama"
+                | "nginx"
+                | "envoy-ring"
+                | "grpc-ring"
+                | "cassandra"
+                | "varnish-shard"
         );
         assert_eq!(picture.contains("inner band: zones"), ring, "{algorithm}");
         if ring {

@@ -41,6 +41,8 @@ mod nodetool_ring;
 mod redis_cluster;
 mod redis_nodes;
 mod twemproxy;
+mod varnish;
+mod vcl;
 mod yaml;
 
 use std::fmt;
@@ -186,6 +188,8 @@ kinds! {
         "the text `nodetool ring` prints (Cassandra, Murmur3Partitioner): each node's tokens, rack and datacenter";
     RedisCluster => redis_cluster, "redis-cluster", None,
         "a Redis Cluster's CLUSTER NODES (or CLUSTER SHARDS) output: its masters and their slots";
+    Varnish => varnish, "varnish", Some("director"),
+        "a VCL file's directors.shard() director as vcl_init sets it up (add_backend, reconfigure)";
 }
 
 /// Reads `text` as a `kind` file; `select` chooses a pool, upstream or

@@ -45,6 +45,7 @@ pub(crate) mod removals;
 pub(crate) mod rendezvous;
 pub(crate) mod ring;
 pub(crate) mod slots;
+pub(crate) mod varnish_shard;
 
 use anchor::Anchor;
 use binomial::Binomial;
@@ -64,6 +65,7 @@ use nginx::Nginx;
 use rendezvous::Rendezvous;
 use ring::{Ring, RingView};
 use slots::Slots;
+use varnish_shard::VarnishShard;
 
 use crate::param::{Param, Params};
 pub use params::{Given, Layout};
@@ -137,7 +139,8 @@ macro_rules! registry {
 
             /// Whether its snapshots are rings of points
             /// ([`AnyPlacement::as_ring`]): ring, ketama, nginx,
-            /// envoy-ring, cassandra. Known without building one.
+            /// envoy-ring, grpc-ring, cassandra, varnish-shard. Known without building
+            /// one.
             pub fn ring_shaped(self) -> bool {
                 match self {
                     $(Algorithm::$variant => <$ty as Registered>::RING_SHAPED,)+
@@ -348,6 +351,8 @@ registry! {
     Cassandra(Ring<Tokens>) = "cassandra";
     /// [`crate::EnvoyRendezvous`]: Envoy's `rendezvous_hash` balancer.
     EnvoyRendezvous(EnvoyRendezvous) = "envoy-rendezvous";
+    /// [`crate::VarnishShard`]: Varnish's `directors.shard()` circle.
+    VarnishShard(Ring<VarnishShard>) = "varnish-shard";
 }
 
 impl AnyPlacement {

@@ -19,8 +19,10 @@
 //! | `crc32`   | CRC-32 (IEEE), nginx's `hash ... consistent` (32-bit)         |
 //! | `fnv1a64-twemproxy` | twemproxy's `fnv1a_64`, really 32-bit (see below) |
 //! | `murmur3-cassandra` | Cassandra's Murmur3Partitioner token           |
+//! | `varnish-key` | Varnish's `VRT_HashStrands32`: SHA-256, last 4 bytes LE (32-bit) |
+//! | `varnish-req-hash` | Varnish's request digest, SHA-256 of `key ‖ 0x00`, first 4 bytes BE (32-bit) |
 //!
-//! The last four are the key hashes of deployed placements, bit for bit
+//! The last six are the key hashes of deployed placements, bit for bit
 //! (`hash/wire.rs`). The 32-bit ones put a key at the middle of its 32-bit
 //! *cell* of the 64-bit circle, `v·2^32 + 2^31`, so 32-bit rings compare in
 //! their own space; `murmur3-cassandra` maps the signed token onto the
@@ -42,11 +44,13 @@ use crate::Error;
 mod crc32c;
 mod key_hasher;
 mod redis_crc16;
+mod varnish;
 mod wire;
 
 pub(crate) use crc32c::crc32c_u64;
 pub use key_hasher::KeyHasher;
 pub use redis_crc16::{RedisSlot, SLOT_COUNT, key_slot};
+pub use varnish::{varnish_key, varnish_req_hash};
 pub use wire::{
     cassandra_token, cell_key, cell_point, cell_value, composite_partition_key, crc32,
     fnv1a64_twemproxy, md5_le32, md5_le32x4, point_token, token_point,
@@ -55,7 +59,7 @@ pub use wire::{
 /// Every built-in hash, in documentation order: the one list that
 /// [`StableHash::NAMES`] and [`StableHash::from_name`] follow (`siphash`'s
 /// key is a placeholder; the real one comes with the secret).
-const ALL: [StableHash; 11] = [
+const ALL: [StableHash; 13] = [
     StableHash::Md5,
     StableHash::Xxh3,
     StableHash::Xxh64,
@@ -67,6 +71,8 @@ const ALL: [StableHash; 11] = [
     StableHash::Crc32,
     StableHash::Fnv1a64Twemproxy,
     StableHash::Murmur3Cassandra,
+    StableHash::VarnishKey,
+    StableHash::VarnishReqHash,
 ];
 
 const NAMES: [&str; ALL.len()] = {
@@ -111,6 +117,14 @@ pub enum StableHash {
     /// Cassandra's Murmur3Partitioner token ([`cassandra_token`]) at its
     /// place on the circle ([`token_point`]).
     Murmur3Cassandra,
+    /// Varnish's `VRT_HashStrands32` ([`varnish_key`]): the shard
+    /// director's `key()`, `by=KEY` and `by=URL`; at the middle of its
+    /// 32-bit cell.
+    VarnishKey,
+    /// Varnish's request digest as the shard director's `by=HASH` reads it
+    /// in backend context ([`varnish_req_hash`]); at the middle of its
+    /// 32-bit cell.
+    VarnishReqHash,
 }
 
 impl StableHash {
@@ -131,6 +145,8 @@ impl StableHash {
             StableHash::Crc32 => "crc32",
             StableHash::Fnv1a64Twemproxy => "fnv1a64-twemproxy",
             StableHash::Murmur3Cassandra => "murmur3-cassandra",
+            StableHash::VarnishKey => "varnish-key",
+            StableHash::VarnishReqHash => "varnish-req-hash",
         }
     }
 
@@ -152,7 +168,9 @@ impl StableHash {
             StableHash::RedisCrc16
             | StableHash::Md5Le32
             | StableHash::Crc32
-            | StableHash::Fnv1a64Twemproxy => false,
+            | StableHash::Fnv1a64Twemproxy
+            | StableHash::VarnishKey
+            | StableHash::VarnishReqHash => false,
         }
     }
 
@@ -217,6 +235,8 @@ impl KeyHasher for StableHash {
             StableHash::Crc32 => cell_key(crc32(bytes)),
             StableHash::Fnv1a64Twemproxy => cell_key(fnv1a64_twemproxy(bytes)),
             StableHash::Murmur3Cassandra => token_point(cassandra_token(bytes)),
+            StableHash::VarnishKey => cell_key(varnish_key(bytes)),
+            StableHash::VarnishReqHash => cell_key(varnish_req_hash(bytes)),
         }
     }
 }

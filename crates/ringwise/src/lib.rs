@@ -182,6 +182,7 @@ pub use algo::ring::{
     Width, point_count,
 };
 pub use algo::slots::Slots;
+pub use algo::varnish_shard::VarnishShard;
 pub use algo::{Algorithm, AnyPlacement, Given, Layout};
 pub use allocate::{Allocator, Balance, MAX_ALLOCATED, MAX_ALLOCATION_REPLICAS, Relocation};
 pub use budget::{MAX_POINTS, MAX_POINTS_CEILING, MAX_VNODES, PEAK_BYTES_PER_POINT};
@@ -209,7 +210,8 @@ pub use stats::{NodeStats, PlacementStats};
 pub mod wire {
     pub use crate::hash::{
         cassandra_token, cell_key, cell_point, cell_value, composite_partition_key, crc32,
-        fnv1a64_twemproxy, md5_le32, md5_le32x4, point_token, token_point,
+        fnv1a64_twemproxy, md5_le32, md5_le32x4, point_token, token_point, varnish_key,
+        varnish_req_hash,
     };
 }
 
@@ -231,6 +233,7 @@ struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/nginx.md")]
 #[doc = include_str!("../../../docs/envoy.md")]
 #[doc = include_str!("../../../docs/grpc.md")]
+#[doc = include_str!("../../../docs/varnish.md")]
 #[doc = include_str!("../../../docs/cassandra.md")]
 #[doc = include_str!("../../../docs/redis-cluster.md")]
 #[doc = include_str!("../../../docs/exit-codes.md")]

@@ -88,7 +88,7 @@ macro_rules! for_each_param {
                 default: DEFAULT_MAX_POINTS,
                 range: Some(1..=268_435_456),
                 flag: "max-points", "N", "Most points the ring may hold (ring, ketama, nginx, \
-                    envoy-ring, grpc-ring, cassandra; default 16777216 = 2^24, at most 268435456 = 2^28)",
+                    envoy-ring, grpc-ring, cassandra, varnish-shard; default 16777216 = 2^24, at most 268435456 = 2^28)",
                 simulate: No,
                 python: Option<u64> = None,
             }
@@ -156,6 +156,17 @@ macro_rules! for_each_param {
                 simulate: No,
                 python: Option<&str> = None,
             }
+            /// Points per unit of weight of a Varnish shard director, its
+            /// `reconfigure(replicas)`: a backend of weight `w` gets
+            /// `trunc(replicas × w)` points.
+            ShardReplicas(shard_replicas: u32) {
+                default: DEFAULT_SHARD_REPLICAS,
+                range: Some(1..=268_435_456),
+                flag: "shard-replicas", "N", "Points per unit of weight, Varnish's \
+                    reconfigure(replicas) (varnish-shard; default 67)",
+                simulate: WhenSet,
+                python: u64 = 67,
+            }
             /// The fixed number of buckets, working or not, up to 4194304;
             /// 0: twice the nodes built with, at least 256.
             Capacity(capacity: u32) {
@@ -196,6 +207,9 @@ pub const DEFAULT_RING_SIZE_CAP: u64 = 4096;
 
 /// Cassandra's default `num_tokens` since 4.0.
 pub(crate) const DEFAULT_NUM_TOKENS: u32 = 16;
+
+/// Varnish's shard director: `reconfigure()`'s default replicas.
+pub(crate) const DEFAULT_SHARD_REPLICAS: u32 = 67;
 
 /// Anchor and Dx: the capacity when none is set (`capacity = 0`): twice the
 /// nodes built with, and at least this many buckets.

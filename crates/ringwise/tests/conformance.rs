@@ -82,6 +82,10 @@ fn promises(algorithm: Algorithm) -> Option<Promises> {
         // Envoy's rendezvous: minimal up to rounding ties (module docs);
         // exact ties go to the first listed host, as in Envoy.
         Algorithm::EnvoyRendezvous => row(true, false, true,  true,   true),
+        // Points depend only on the backend's ident and weight; the top
+        // point follows the largest one, which only its owner's join or
+        // leave changes. Ties go by name, not by Varnish's qsort.
+        Algorithm::VarnishShard => row(true, true,  true,   true,   true),
         _ => return None,
     })
 }

@@ -76,6 +76,7 @@ class Placement:
         ring_size_cap: int = 4096,
         num_tokens: int = 16,
         slot_layout: str | None = None,
+        shard_replicas: int = 67,
         capacity: int | None = None,
         secret: str | None = None,
         hash_tag: str | None = None,
