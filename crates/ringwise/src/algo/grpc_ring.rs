@@ -48,7 +48,9 @@
 //! 0 would give gRPC an empty ring whose picker reads past its end: 1 is
 //! the smallest cap accepted here. The cap bounds the whole ring: with more
 //! endpoints than `min(maxRingSize, cap)` some endpoints get no point and
-//! no request (4097 endpoints under the default cap). ringwise's shared `max_ring_size`
+//! no request (4097 endpoints under the default cap), and the running sums
+//! can end a hair above the cap, one point more (20 endpoints under a cap
+//! of 8 make 9 points in grpcio too). ringwise's shared `max_ring_size`
 //! defaults to Envoy's 8388608, gRPC's config to 4096: the same ring under
 //! the default cap; with a larger cap, give `max_ring_size` as the service
 //! config does (the importer always writes it).
