@@ -16,7 +16,8 @@
 //!
 //! The peer, `peers/grpc_ring_hash.py`, starts a grpcio server on every
 //! address (each answers its own address) and sends 3,000 random keys in
-//! the header over one channel: every answer must be ringwise's `lookup
+//! the header over one channel (a key with commas as several values of
+//! the header, which gRPC joins with `,`): every answer must be ringwise's `lookup
 //! --cluster-format grpc` of the same JSON (the importer's cluster, whose
 //! `ringwise import grpc` text the library checks for shared points and
 //! ring sizes). Then it stops one server
