@@ -2,7 +2,7 @@
 //! of one per file): the modules share the helpers in `support`.
 //! `compat` runs the real programs ringwise claims to match (libmemcached,
 //! uhashring, libketama, twemproxy over memcached, nginx, a Redis Cluster,
-//! cassandra-driver); see its docs. `etcd` runs `join`, `watch` and
+//! cassandra-driver, grpcio); see its docs. `etcd` runs `join`, `watch` and
 //! `config` against a real etcd. `docs` runs every page's console
 //! examples and checks that its Rust examples are doctests.
 

@@ -3,7 +3,8 @@
 //! port of nginx's `hash $key consistent`) on the same servers and keys.
 //!
 //! Targets: ketama's lookup at most 25 ns above MD5 of the same key; nginx's
-//! lookup at most 25 ns per key including CRC32, next to pingora-ketama.
+//! lookup at most 25 ns per key including CRC32, next to pingora-ketama;
+//! grpc-ring's within 25 ns of xxh64 alone (issue 26).
 //!
 //! Every lookup goes the way an application's does: `AnyPlacement::build`
 //! with `Params::DEFAULT` (libmemcached's ketama), then
@@ -140,5 +141,27 @@ fn nginx(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, ketama, nginx);
+/// gRPC's `ring_hash` (issue 26): `10.0.5.N:50051` of weights 1, 2, 3, 5
+/// in turn under gRPC's defaults (a ring of 1024 to 4096 points), each
+/// request keyed by a header value hashed with xxh64.
+fn grpc(c: &mut Criterion) {
+    let keys: Vec<String> = (0..KEYS).map(|i| format!("user:{i}")).collect();
+    for servers in [10, 100] {
+        const WEIGHTS: [f64; 4] = [1.0, 2.0, 3.0, 5.0];
+        let nodes = (1..=servers)
+            .map(|n| Node::new(format!("10.0.5.{n}:50051")).weight(WEIGHTS[n % WEIGHTS.len()]));
+        let params = Params {
+            max_ring_size: 4096,
+            ..Params::DEFAULT
+        };
+        let placement =
+            AnyPlacement::build(Algorithm::GrpcRing, nodes.collect(), &params).expect("valid");
+        let keyed = Keyed::new(placement, Algorithm::GrpcRing.default_hash());
+        let mut rows = vec![hash_row("xxh64_alone", |key| keyed.hash(key), &keys)];
+        rows.extend(ringwise_rows(&keyed, &keys));
+        measure(c, &format!("grpc_ring_{servers}"), rows);
+    }
+}
+
+criterion_group!(benches, ketama, nginx, grpc);
 criterion_main!(benches);

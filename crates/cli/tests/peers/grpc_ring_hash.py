@@ -14,8 +14,10 @@ target (a generic handler: `/ringwise.Peer/Who` answers the server's own
 address, no protoc needed), opens ONE channel to the target with the
 service config, and sends each key as the value of the service config's
 `requestHashHeader` (gRFC A76; grpcio honours it only with
-GRPC_EXPERIMENTAL_RING_HASH_SET_REQUEST_HASH_KEY=true, set here). It
-prints, one a line, the address that answered each key.
+GRPC_EXPERIMENTAL_RING_HASH_SET_REQUEST_HASH_KEY=true, set here); a key
+holding commas goes as one header value per comma-separated part, which
+gRPC joins with "," before hashing. It prints, one a line, the address
+that answered each key.
 
 With STOP (one address of the target), after that pass it stops STOP's
 server and sends every key again on the same channel, printing the
@@ -60,7 +62,10 @@ def ask(call, header, keys):
     """The address that answers each key, in order."""
     answers = []
     for key in keys:
-        reply = call(b"", metadata=((header, key),), timeout=DEADLINE, wait_for_ready=True)
+        # A key with commas goes as several values of the header, which
+        # gRPC joins with "," before hashing (gRFC A76): the same key.
+        metadata = tuple((header, part) for part in key.split(","))
+        reply = call(b"", metadata=metadata, timeout=DEADLINE, wait_for_ready=True)
         answers.append(reply.decode())
     return answers
 

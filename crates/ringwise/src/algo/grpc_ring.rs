@@ -1,8 +1,7 @@
 //! `GrpcRing`: gRPC's `ring_hash` load-balancing policy.
 //!
-//! Source: gRFC A42 (`A42-xds-ring-hash-lb-policy.md`, the policy and its
-//! `ring_hash_experimental` config), gRFC A76 (`A76-ring-hash-improvements.md`:
-//! `requestHashHeader`, endpoint hash keys), and grpc/grpc
+//! Source: gRFC A42 (the policy, `ring_hash_experimental`), gRFC A76
+//! (`requestHashHeader`, endpoint hash keys), and grpc/grpc
 //! `src/core/load_balancing/ring_hash/ring_hash.cc` (`RingHash::Ring::Ring`,
 //! `RingHash::Picker::Pick`, `RingHashLbConfig`; read at commit
 //! 07235094e4d84111241053925c5f19bd2616a274), checked against grpcio 1.85.1
@@ -48,10 +47,12 @@
 //! 0 would give gRPC an empty ring whose picker reads past its end: 1 is
 //! the smallest cap accepted here. The cap bounds the whole ring: with more
 //! endpoints than `min(maxRingSize, cap)` some endpoints get no point and
-//! no request (4097 endpoints under the default cap). ringwise's shared `max_ring_size`
+//! no request (4097 endpoints under the default cap), and the running sums
+//! can end a hair above the cap, one point more (20 endpoints under a cap
+//! of 8 make 9 points in grpcio too). ringwise's shared `max_ring_size`
 //! defaults to Envoy's 8388608, gRPC's config to 4096: the same ring under
 //! the default cap; with a larger cap, give `max_ring_size` as the service
-//! config does (the importer always writes it).
+//! config does (the importer always sets it).
 
 use crate::Error;
 use crate::algo::envoy_ring::EnvoyRing;
