@@ -128,6 +128,7 @@ def test_convenience_classes():
         (ringwise.Nginx, "nginx"),
         (ringwise.EnvoyRing, "envoy-ring"),
         (ringwise.Cassandra, "cassandra"),
+        (ringwise.VarnishShard, "varnish-shard"),
     ]:
         p = cls(["a", "b"])
         assert isinstance(p, Placement) and isinstance(p, cls)
