@@ -1,12 +1,13 @@
 //! `ringwise simulate`: the seed article's experiments (see `ringwise-sim`).
 //!
 //! Every algorithm runs them, the compatibility flavours (ketama, nginx,
-//! envoy-ring, cassandra) included, with `--flavor`, `--min-ring-size`,
-//! `--max-ring-size` and `--num-tokens` as in `lookup`. Without `--hash`
-//! keys go through the article's md5, except on the compatibility flavours,
-//! whose keys go through their peer's own key hash (md5-le32, crc32, xxh64,
-//! murmur3-cassandra; twemproxy's fnv1a64-twemproxy), as their clients hash
-//! them.
+//! envoy-ring, cassandra, varnish-shard) included, with `--flavor`,
+//! `--min-ring-size`, `--max-ring-size`, `--num-tokens` and
+//! `--shard-replicas` as in `lookup`. Without `--hash` keys go through the
+//! article's md5, except on the compatibility flavours, whose keys go
+//! through their peer's own key hash (md5-le32, crc32, xxh64,
+//! murmur3-cassandra, varnish-key; twemproxy's fnv1a64-twemproxy), as their
+//! clients hash them.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -28,7 +29,7 @@ use crate::params::ParamArgs;
         .help("Placement algorithm of the ring experiments")),
     mut_arg("hash", |a| a
         .help("Hash of keys, points and rendezvous scores [default: md5, the article's; \
-               ketama, nginx, envoy-ring, cassandra: their peer's key hash]")),
+               ketama, nginx, envoy-ring, cassandra, varnish-shard: their peer's key hash]")),
 )]
 pub struct Args {
     #[command(flatten)]

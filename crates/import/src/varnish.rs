@@ -15,7 +15,8 @@
 //! `vcl_init` with replicas 67. A backend's points are counted when its
 //! add is applied (`replicas × weight`), so every backend must have been
 //! added under the same replicas: a file that mixes them is refused, as is
-//! any `D` statement under an `if`. A `reconfigure` with nothing queued
+//! any `D` statement under an `if` and a change of `D` outside `vcl_init`
+//! (Varnish applies it at run time, at the end of that request's task). A `reconfigure` with nothing queued
 //! does nothing, not even change the replicas; an ident already on the
 //! director is skipped ("already exists"); the last `clear()` of a batch
 //! drops everything queued before it. The node name is the ident, or the
@@ -437,11 +438,22 @@ fn key_hash(
         let body = d.body;
         for i in 0..body.len().saturating_sub(3) {
             let call = &body[i..];
-            if !(call[0].is(director)
-                && call[1].is(".")
-                && call[2].is("backend")
-                && call[3].is("("))
-            {
+            if !(call[0].is(director) && call[1].is(".") && call[3].is("(")) {
+                continue;
+            }
+            const CHANGES: [&str; 4] = ["add_backend", "remove_backend", "clear", "reconfigure"];
+            if CHANGES.iter().any(|c| call[2].is(c)) && !d.name.is("vcl_init") {
+                return Err(unsupported(
+                    call[0].line,
+                    &call[..3],
+                    &format!(
+                        "{} changes the director at run time: ringwise reads the set-up of \
+                         vcl_init",
+                        d.name.text
+                    ),
+                ));
+            }
+            if !call[2].is("backend") {
                 continue;
             }
             let (args, end) = vcl::arguments(call, 3)?;
@@ -655,6 +667,7 @@ sub vcl_recv {
             ),
             (vcl("d.frobnicate();", ""), 4, "unknown setting"),
             (vcl("d.reconfigure(0);", ""), 4, "from 1"),
+            (vcl("d.add_backend(a);", "d.clear();"), 7, "run time"),
         ] {
             let err = read(&text, None).expect_err(&text);
             assert_eq!(err.line(), Some(line), "{text}: {err}");

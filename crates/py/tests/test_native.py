@@ -129,6 +129,7 @@ def test_convenience_classes():
         (ringwise.EnvoyRing, "envoy-ring"),
         (ringwise.GrpcRing, "grpc-ring"),
         (ringwise.Cassandra, "cassandra"),
+        (ringwise.VarnishShard, "varnish-shard"),
     ]:
         p = cls(["a", "b"])
         assert isinstance(p, Placement) and isinstance(p, cls)

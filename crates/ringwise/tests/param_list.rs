@@ -7,7 +7,7 @@
 
 use ringwise::{
     Algorithm, MAX_CAPACITY, MAX_POINTS, MAX_POINTS_CEILING, MAX_VNODES, Maglev, MultiProbe, Param,
-    ParamValue, Params,
+    ParamValue, Params, VarnishShard,
 };
 
 /// Every entry's name, Rust type, Python type and Python default, as
@@ -77,6 +77,10 @@ fn the_numbers_of_the_list_are_the_constants() {
     assert_eq!(Params::DEFAULT.max_points, MAX_POINTS);
     assert_eq!(Params::DEFAULT.table_size, Maglev::DEFAULT_TABLE_SIZE);
     assert_eq!(Params::DEFAULT.probes, MultiProbe::DEFAULT_PROBES);
+    assert_eq!(
+        Params::DEFAULT.shard_replicas,
+        VarnishShard::DEFAULT_REPLICAS
+    );
 }
 
 #[test]

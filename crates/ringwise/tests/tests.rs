@@ -50,4 +50,5 @@ mod removals_properties;
 mod rendezvous_properties;
 mod seed_peer;
 mod slots_properties;
+mod varnish_shard;
 mod written_removals;

@@ -212,7 +212,8 @@ fn read_params<S: serde::Serializer>(params: &Params, s: S) -> Result<S::Ok, S::
 impl Config {
     /// The key hash when none is asked for: the article's md5, or the
     /// peer's key hash for a compatibility flavour (a ring-shaped algorithm
-    /// other than the ring itself: ketama, nginx, envoy-ring, cassandra),
+    /// other than the ring itself: ketama, nginx, envoy-ring, cassandra,
+    /// varnish-shard),
     /// as their clients hash keys. `ringwise simulate` without `--hash` and
     /// the Python `simulate()` without `hash=` both use it.
     pub fn default_hash_for(algo: Algorithm, params: &Params) -> StableHash {

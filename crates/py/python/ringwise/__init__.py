@@ -262,6 +262,17 @@ class Cassandra(metaclass=_AlgorithmClass):
     algorithm = "cassandra"
 
 
+class VarnishShard(metaclass=_AlgorithmClass):
+    """Varnish's ``directors.shard()``: ``shard_replicas`` SHA-256 points per
+    unit of weight (default 67), keys hashed as ``shard.key()`` does.
+
+    >>> VarnishShard(["cache1", ("cache2", 2)], shard_replicas=100).stats()["points"]
+    301
+    """
+
+    algorithm = "varnish-shard"
+
+
 __all__ = [
     "ALGORITHMS",
     "FLAVORS",
@@ -300,6 +311,7 @@ __all__ = [
     "UnknownHashError",
     "UnknownNodeError",
     "UnsupportedError",
+    "VarnishShard",
     "cassandra_token",
     "simulate",
 ]

@@ -17,41 +17,36 @@
 //! goes to the first point `>=` its hash; `alt=n` is the `n`-th next
 //! distinct backend of the walk from there ([`crate::Placement::replicas`]).
 //!
-//! Worked example: backend `b0`'s first point is `varnish_key("b00")`, its
-//! second `varnish_key("b01")` (the ident and the number are hashed as one
-//! text; there is no separator).
+//! Worked example (varnishd 7.1.1, `docs/examples/varnish.vcl`): backends
+//! `cache1`, `cache2` (weight 2) and ident `10.0.0.3:8080`, replicas 100:
+//! `cache1`'s points are `varnish_key("cache10")`, `("cache11")`, ... (no
+//! separator); `by=KEY` `user:1` goes to `cache1`, `alt=1` to
+//! `10.0.0.3:8080`, `alt=2` to `cache2`.
 //!
 //! Cost: `r` SHA-256 per backend, twice (the top point below needs every
-//! backend's largest); lookup and memory as the ring's. Since a backend's
-//! points depend only on its own ident and weight, a join moves keys only
-//! to the new backend and a leave only the leaver's, but every change
-//! rebuilds the circle (O(P)), as Varnish does.
+//! backend's largest); lookup and memory as the ring's. A backend's points
+//! depend only on its ident and weight, so a join moves keys only to the
+//! new backend and a leave only the leaver's; every change rebuilds the
+//! circle (O(P)), as Varnish does.
 //!
-//! Quirks, where the code and the docs differ (the code wins):
-//! - `shard_lookup` does not wrap: a key above the largest point goes to
-//!   that point, not to the smallest. ringwise gives the backend of the
-//!   largest point one extra point at the very top of the circle, so its
-//!   walk (`alt`) continues at the smallest point as Varnish's does; that
-//!   backend shows one point more than `r`. The docs say "wrapping around".
+//! Quirks (where Varnish's docs and code differ, the code wins):
+//! - `shard_lookup` does not wrap (the docs say it does): a key above the
+//!   largest point goes to that point. ringwise gives its backend one extra
+//!   point at the top of the circle, so `alt` walks on from the smallest
+//!   point as Varnish does; that backend shows `r + 1` points.
 //! - The docs number the points 1 to `replicas`; the code counts from 0.
-//! - The binary search of a circle of exactly two points always starts at
-//!   the second: two backends with one point each (replicas 1) send every
-//!   key to one of them. ringwise refuses that circle.
-//! - `add_backend(weight=)` below 1 is ignored by Varnish (weight 1, with
-//!   a notice in the log): ringwise refuses it, so the file says what runs.
-//! - Varnish sorts with `qsort`, so which backend owns a point two share is
-//!   unspecified; ringwise gives it to the smaller name (the ring's tie).
-//! - `by=HASH` (the default) hashes the request digest only in backend
-//!   context (`vcl_backend_fetch`, or `resolve=LAZY`): that is
-//!   `varnish-req-hash`; asked in `vcl_recv` it hashes `req.url` with
-//!   `varnish-key`, like `by=URL`. `by=KEY` with `key=d.key(S)` is
-//!   `varnish-key` of `S` (the default key hash here).
-//! - `rampup` and `warmup` send a fraction of requests to the next backend
-//!   at random (`VRND_RandomTestableDouble`) while a backend's health
-//!   changed recently: not deterministic, so not reproduced. With the
-//!   defaults (no warmup, rampup 0 s) they never act. Unhealthy backends
-//!   (`healthy=CHOSEN` skips them) are not modelled: ringwise's members are
-//!   the healthy ones.
+//! - The binary search of a two-point circle always starts at the second
+//!   point: two backends at replicas 1 send every key to one. Refused.
+//! - A weight below 1 is ignored by Varnish (weight 1): refused here, so
+//!   the file says what runs. Points two backends share are `qsort`'s to
+//!   order; ringwise gives them to the smaller name.
+//! - `by=HASH` (the default) reads the request digest only in backend
+//!   context (`varnish-req-hash`); in `vcl_recv` it hashes `req.url` with
+//!   `varnish-key`, like `by=URL`; `by=KEY, key=d.key(S)` is `varnish-key`
+//!   of `S`, the default key hash here.
+//! - `rampup` and `warmup` send requests to the next backend at random
+//!   (`VRND_RandomTestableDouble`): not reproduced; with the defaults they
+//!   never act. Unhealthy backends are skipped: list the healthy ones.
 
 use crate::Error;
 use crate::algo::params::{Param, Params, Pinned, Registered};
@@ -239,86 +234,37 @@ mod tests {
         Ring::<VarnishShard>::build(nodes, &params)
     }
 
+    /// varnishd 7.1.1 on loopback, `docs/examples/varnish.vcl` (cache1,
+    /// cache2 weight 2, ident "10.0.0.3:8080", replicas 100), `by=KEY`
+    /// with `alt=0`, `1`, `2`: the backends that answered.
     #[test]
-    fn points_are_the_ident_and_a_number_from_zero() {
-        let mut out = Vec::new();
-        VarnishShard::new(67, 1 << 24)
-            .and_then(|s| s.points(&Node::new("b0"), 3, &mut out))
-            .expect("points");
-        let want: Vec<u64> = ["b00", "b01", "b02"]
-            .iter()
-            .map(|t| cell_point(varnish_key(t.as_bytes()), true))
-            .collect();
-        assert_eq!(out, want);
-    }
-
-    /// `shard_lookup` and `shard_next` as the C code does them, on the
-    /// circle as `shardcfg_hashcircle` builds it: the first point `>=`
-    /// the key or else the last, then distinct hosts walking up.
-    fn varnish_walk(circle: &[(u32, usize)], key: u32, n: usize) -> Vec<usize> {
-        let start = circle
-            .iter()
-            .position(|&(p, _)| p >= key)
-            .unwrap_or(circle.len() - 1);
-        let mut hosts = Vec::new();
-        for i in (0..circle.len()).map(|i| (start + i) % circle.len()) {
-            if !hosts.contains(&circle[i].1) {
-                hosts.push(circle[i].1);
-            }
-        }
-        hosts.truncate(n);
-        hosts
-    }
-
-    #[test]
-    fn weights_truncate_and_lookups_do_not_wrap() {
-        let names = [("a", 1.0), ("b", 2.5), ("c", 1.99)];
-        let ring = circle(&names, 10).expect("builds");
-        let mut circle: Vec<(u32, usize)> = Vec::new();
-        for (id, &(name, weight)) in names.iter().enumerate() {
-            for j in 0..(10.0 * weight) as u32 {
-                circle.push((varnish_key(format!("{name}{j}").as_bytes()), id));
-            }
-        }
-        circle.sort_unstable();
-        assert_eq!(circle.len(), 10 + 25 + 19);
-        assert_eq!(ring.len(), 3);
-        assert_eq!(ring.iter().count(), circle.len() + 1, "one top point");
-        let top = circle[circle.len() - 1];
-        let mut keys: Vec<u32> = circle
-            .iter()
-            .flat_map(|&(p, _)| [p, p.wrapping_add(1), p.wrapping_sub(1)])
-            .collect();
-        keys.extend([0, u32::MAX, top.0 + 1]);
-        for key in keys {
-            let want = varnish_walk(&circle, key, 3);
+    fn varnishd_answers() {
+        let names = [("cache1", 1.0), ("cache2", 2.0), ("10.0.0.3:8080", 1.0)];
+        let ring = circle(&names, 100).expect("builds");
+        let (c1, c2, c3) = ("cache1", "cache2", "10.0.0.3:8080");
+        for (key, want) in [
+            ("user:1", [c1, c3, c2]),
+            ("user:2", [c2, c1, c3]),
+            ("user:5", [c1, c2, c3]),
+        ] {
             let mut out = Vec::new();
-            ring.replicas_into(cell_key(key), 3, &mut out);
-            let got: Vec<usize> = out.iter().map(|&id| id as usize).collect();
-            assert_eq!(got, want, "key {key}");
-            assert_eq!(
-                ring.owner(cell_key(key)).map(|id| id as usize),
-                Some(want[0])
-            );
+            ring.replicas_into(cell_key(varnish_key(key.as_bytes())), 3, &mut out);
+            let got: Vec<&str> = out.iter().filter_map(|&id| ring.nodes().name(id)).collect();
+            assert_eq!(got, want, "{key}");
         }
     }
 
     #[test]
     fn refusals() {
-        assert!(matches!(
-            circle(&[("a", 1.0), ("b", 1.0)], 1),
-            Err(Error::Unsupported { .. })
-        ));
-        assert!(circle(&[("a", 1.0)], 2).is_ok());
-        assert!(circle(&[("a", 1.0), ("b", 1.0)], 2).is_ok());
-        assert!(matches!(
-            circle(&[("a", 0.5)], 67),
-            Err(Error::Unsupported { .. })
-        ));
-        assert!(matches!(
-            circle(&[("a", 1.0)], 0),
-            Err(Error::InvalidParameter { .. })
-        ));
+        let unsupported = |r| matches!(r, Err(Error::Unsupported { .. }));
+        assert!(unsupported(circle(&[("a", 1.0), ("b", 1.0)], 1)));
+        assert!(unsupported(circle(&[("a", 0.5)], 67)));
+        assert!(circle(&[("a", 1.0)], 2).is_ok() && circle(&[("a", 1.0), ("b", 1.0)], 2).is_ok());
+        let zero = circle(&[("a", 1.0)], 0);
+        assert!(
+            matches!(zero, Err(Error::InvalidParameter { .. })),
+            "{zero:?}"
+        );
         let huge = circle(&[("a", 1000.0)], 100_000_000);
         assert!(matches!(huge, Err(Error::TooManyPoints { .. })), "{huge:?}");
     }
