@@ -298,6 +298,7 @@ fn settings(spec: &ClusterSpec) -> Vec<(&'static str, serde_json::Value)> {
                 (Param::SlotLayout, _) if all_listed => return None,
                 (_, ParamValue::SlotLayout(layout)) => layout.name().into(),
                 (_, ParamValue::Count(n)) => n.into(),
+                (_, ParamValue::Bool(on)) => on.into(),
                 _ => return None,
             };
             Some((param.name(), value))

@@ -125,6 +125,14 @@ impl Flag for u64 {
     }
 }
 
+impl Flag for bool {
+    fn parser(_: Option<std::ops::RangeInclusive<u64>>) -> ValueParser {
+        clap::builder::BoolishValueParser::new()
+            .map(ParamValue::Bool)
+            .into()
+    }
+}
+
 impl Flag for Flavor {
     fn parser(_: Option<std::ops::RangeInclusive<u64>>) -> ValueParser {
         crate::algo::flavors().map(ParamValue::Flavor).into()

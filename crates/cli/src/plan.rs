@@ -428,7 +428,11 @@ fn apply(args: &Args, old: &AnyPlacement) -> Result<AnyPlacement, Failure> {
             .and_then(|id| placement.nodes().get(id));
         let current = current
             .ok_or_else(|| Failure::usage(anyhow!("{option}: no node {name:?} in --from")))?;
+        // A new weight keeps the node's zone, datacenter and id (HAProxy's
+        // points follow the id: `set server ... weight` keeps it).
         node.zone = current.zone.clone();
+        node.datacenter = current.datacenter.clone();
+        node.id = current.id;
         if node.weight == current.weight {
             continue;
         }

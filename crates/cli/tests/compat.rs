@@ -14,6 +14,10 @@
 //! - `varnish`: a real varnishd whose `directors.shard()` directors route
 //!   `by=KEY` (alt 0 and 1) and `by=HASH` to loopback backends that name
 //!   themselves;
+//! - `haproxy`: a real haproxy routing `balance hdr(X-Key)` with `hash-type
+//!   consistent` (sdbm, djb2, wt6, crc32, with and without avalanche) to
+//!   ports that name themselves, then its Runtime API's weight changes and
+//!   disabled servers against `ringwise plan`;
 //! - `redis_cluster`: three `redis-server --cluster-enabled yes` nodes with
 //!   an explicit random slot table, asked `GET key` and read by `-MOVED`;
 //! - `redis_plan`: a `ringwise plan` (join, then leave) carried out on four
@@ -48,6 +52,7 @@ mod rng;
 
 mod cassandra;
 mod grpc;
+mod haproxy;
 mod import_nginx;
 mod import_twemproxy;
 mod ketama;

@@ -445,6 +445,7 @@ impl Contents {
                     })?;
                     let value = match value {
                         serde_json::Value::String(text) => param.parse(text),
+                        serde_json::Value::Bool(on) => Ok(ParamValue::Bool(*on)),
                         value => match value.as_u64() {
                             Some(n) => Ok(ParamValue::Count(n)),
                             None => return Err(wrong(param.expected())),

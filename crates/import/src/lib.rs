@@ -34,6 +34,7 @@
 mod envoy;
 mod error;
 mod grpc;
+mod haproxy;
 mod libmemcached;
 mod nginx;
 mod nginx_conf;
@@ -190,6 +191,8 @@ kinds! {
         "a Redis Cluster's CLUSTER NODES (or CLUSTER SHARDS) output: its masters and their slots";
     Varnish => varnish, "varnish", Some("director"),
         "a VCL file's directors.shard() director as vcl_init sets it up (add_backend, reconfigure)";
+    Haproxy => haproxy, "haproxy", Some("backend"),
+        "an haproxy.cfg backend (or listen) with balance by a hash and hash-type consistent";
 }
 
 /// Reads `text` as a `kind` file; `select` chooses a pool, upstream or

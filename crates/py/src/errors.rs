@@ -167,6 +167,8 @@ pub fn to_py(e: ringwise::Error) -> PyErr {
         E::InvalidZone { .. } => "InvalidZoneError",
         // A datacenter is a failure domain above the rack (zone).
         E::InvalidDatacenter { .. } => "InvalidZoneError",
+        // A node's id is part of its description, like its name.
+        E::InvalidNodeId { .. } => "InvalidNameError",
         E::InvalidVnodes { .. } => "InvalidVnodesError",
         E::TooManyPoints { .. } => "TooManyPointsError",
         E::UnknownNode { .. } => "UnknownNodeError",

@@ -449,6 +449,12 @@ impl Keyword for Option<u64> {
     }
 }
 
+impl Keyword for Option<bool> {
+    fn value(self, _: Param) -> PyResult<Option<ParamValue>> {
+        Ok(self.map(ParamValue::Bool))
+    }
+}
+
 impl Keyword for Option<&str> {
     fn value(self, param: Param) -> PyResult<Option<ParamValue>> {
         self.map(|text| param.parse(text))

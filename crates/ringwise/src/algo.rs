@@ -31,6 +31,7 @@ pub(crate) mod envoy_rendezvous;
 pub(crate) mod envoy_ring;
 pub(crate) mod fliphash;
 pub(crate) mod grpc_ring;
+pub(crate) mod haproxy;
 mod join_order;
 pub(crate) mod jump;
 pub(crate) mod jumpback;
@@ -55,6 +56,7 @@ use envoy_rendezvous::EnvoyRendezvous;
 use envoy_ring::EnvoyRing;
 use fliphash::FlipHash;
 use grpc_ring::GrpcRing;
+use haproxy::Haproxy;
 use jump::Jump;
 use jumpback::JumpBack;
 use ketama::Ketama;
@@ -353,6 +355,8 @@ registry! {
     EnvoyRendezvous(EnvoyRendezvous) = "envoy-rendezvous";
     /// [`crate::VarnishShard`]: Varnish's `directors.shard()` circle.
     VarnishShard(Ring<VarnishShard>) = "varnish-shard";
+    /// [`crate::Haproxy`]: HAProxy's `hash-type consistent` (nearest point).
+    Haproxy(Haproxy) = "haproxy";
 }
 
 impl AnyPlacement {

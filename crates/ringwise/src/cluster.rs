@@ -115,7 +115,7 @@ impl ClusterSpec {
     /// algorithm, the key hash (with its secret), the hash tag, the
     /// parameters the algorithm reads, `epsilon`, the removed buckets (when
     /// there are any, so older fingerprints stand), and the nodes in listed
-    /// order with their weights, zones and given points, tokens or slots.
+    /// order with their weights, zones, ids and given points, tokens or slots.
     /// Two specs with the same fingerprint build the same placement;
     /// clients that follow one store (`ringwise-etcd`) compare it to prove
     /// they hold the same ring. Parameters the algorithm ignores do not
@@ -156,6 +156,9 @@ impl ClusterSpec {
             line("weight", &format_args!("{:016x}", node.weight.to_bits()));
             if let Some(zone) = &node.zone {
                 line("zone", &sized(zone));
+            }
+            if let Some(id) = node.id {
+                line("id", &id);
             }
             if let Some(given) = self.layout.get(&node.name) {
                 line(given.field(), &given.canonical());

@@ -33,6 +33,13 @@ pub enum Error {
         datacenter: String,
         reason: &'static str,
     },
+    /// A node's numeric id (`id = N`) is out of range, or the placement
+    /// cannot tell it from another node's.
+    InvalidNodeId {
+        node: String,
+        id: u64,
+        reason: &'static str,
+    },
     /// `vnodes` was 0 or above [`crate::MAX_VNODES`].
     InvalidVnodes { vnodes: u64 },
     /// The ring would hold more points than its budget `limit`
@@ -147,6 +154,9 @@ impl fmt::Display for Error {
                     "node {node:?} has datacenter {shown:?}{more}: {reason}; a datacenter is \
                      1 to 1024 bytes of text without control characters, like a node name"
                 )
+            }
+            Error::InvalidNodeId { node, id, reason } => {
+                write!(f, "node {node:?} has id {id}: {reason}")
             }
             Error::InvalidVnodes { vnodes } => write!(
                 f,

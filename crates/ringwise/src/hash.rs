@@ -21,8 +21,11 @@
 //! | `murmur3-cassandra` | Cassandra's Murmur3Partitioner token           |
 //! | `varnish-key` | Varnish's `VRT_HashStrands32`: SHA-256, last 4 bytes LE (32-bit) |
 //! | `varnish-req-hash` | Varnish's request digest, SHA-256 of `key ‖ 0x00`, first 4 bytes BE (32-bit) |
+//! | `sdbm`    | HAProxy's default `hash-type` function (32-bit)              |
+//! | `djb2`    | HAProxy's `djb2` (32-bit)                                     |
+//! | `wt6`     | HAProxy's `wt6` (32-bit)                                      |
 //!
-//! The last six are the key hashes of deployed placements, bit for bit
+//! The last nine are the key hashes of deployed placements, bit for bit
 //! (`hash/wire.rs`). The 32-bit ones put a key at the middle of its 32-bit
 //! *cell* of the 64-bit circle, `v·2^32 + 2^31`, so 32-bit rings compare in
 //! their own space; `murmur3-cassandra` maps the signed token onto the
@@ -42,12 +45,14 @@ use siphasher::sip::SipHasher24;
 use crate::Error;
 
 mod crc32c;
+mod haproxy;
 mod key_hasher;
 mod redis_crc16;
 mod varnish;
 mod wire;
 
 pub(crate) use crc32c::crc32c_u64;
+pub use haproxy::{djb2, full_hash, sdbm, wt6};
 pub use key_hasher::KeyHasher;
 pub use redis_crc16::{RedisSlot, SLOT_COUNT, key_slot};
 pub use varnish::{varnish_key, varnish_req_hash};
@@ -59,7 +64,7 @@ pub use wire::{
 /// Every built-in hash, in documentation order: the one list that
 /// [`StableHash::NAMES`] and [`StableHash::from_name`] follow (`siphash`'s
 /// key is a placeholder; the real one comes with the secret).
-const ALL: [StableHash; 13] = [
+const ALL: [StableHash; 16] = [
     StableHash::Md5,
     StableHash::Xxh3,
     StableHash::Xxh64,
@@ -73,6 +78,9 @@ const ALL: [StableHash; 13] = [
     StableHash::Murmur3Cassandra,
     StableHash::VarnishKey,
     StableHash::VarnishReqHash,
+    StableHash::Sdbm,
+    StableHash::Djb2,
+    StableHash::Wt6,
 ];
 
 const NAMES: [&str; ALL.len()] = {
@@ -125,6 +133,12 @@ pub enum StableHash {
     /// in backend context ([`varnish_req_hash`]); at the middle of its
     /// 32-bit cell.
     VarnishReqHash,
+    /// HAProxy's `sdbm` ([`sdbm`]), at the middle of its 32-bit cell.
+    Sdbm,
+    /// HAProxy's `djb2` ([`djb2`]), at the middle of its 32-bit cell.
+    Djb2,
+    /// HAProxy's `wt6` ([`wt6`]), at the middle of its 32-bit cell.
+    Wt6,
 }
 
 impl StableHash {
@@ -147,13 +161,17 @@ impl StableHash {
             StableHash::Murmur3Cassandra => "murmur3-cassandra",
             StableHash::VarnishKey => "varnish-key",
             StableHash::VarnishReqHash => "varnish-req-hash",
+            StableHash::Sdbm => "sdbm",
+            StableHash::Djb2 => "djb2",
+            StableHash::Wt6 => "wt6",
         }
     }
 
     /// Whether hashes spread evenly over all of `u64`, so that a table's
     /// entry `h % M` owns exactly its count of hashes' share of the keys
     /// (`inspect`'s exact table shares): false for the 32-bit hashes set at
-    /// the middle of their cell (`md5-le32`, `crc32`, `fnv1a64-twemproxy`:
+    /// the middle of their cell (`md5-le32`, `crc32`, `fnv1a64-twemproxy`,
+    /// Varnish's two, HAProxy's `sdbm`, `djb2`, `wt6`:
     /// with `M` = 16384 every key's `h % M` is slot 0) and for
     /// `redis-crc16`, whose 14-bit value is the slot itself.
     pub const fn is_full_width(&self) -> bool {
@@ -170,7 +188,10 @@ impl StableHash {
             | StableHash::Crc32
             | StableHash::Fnv1a64Twemproxy
             | StableHash::VarnishKey
-            | StableHash::VarnishReqHash => false,
+            | StableHash::VarnishReqHash
+            | StableHash::Sdbm
+            | StableHash::Djb2
+            | StableHash::Wt6 => false,
         }
     }
 
@@ -237,6 +258,9 @@ impl KeyHasher for StableHash {
             StableHash::Murmur3Cassandra => token_point(cassandra_token(bytes)),
             StableHash::VarnishKey => cell_key(varnish_key(bytes)),
             StableHash::VarnishReqHash => cell_key(varnish_req_hash(bytes)),
+            StableHash::Sdbm => cell_key(sdbm(bytes)),
+            StableHash::Djb2 => cell_key(djb2(bytes)),
+            StableHash::Wt6 => cell_key(wt6(bytes)),
         }
     }
 }

@@ -169,6 +169,8 @@ pub use algo::envoy_rendezvous::EnvoyRendezvous;
 pub use algo::envoy_ring::EnvoyRing;
 pub use algo::fliphash::{FlipHash, flip_hash};
 pub use algo::grpc_ring::GrpcRing;
+pub use algo::haproxy::Haproxy;
+pub use algo::haproxy::balance::Balanced;
 pub use algo::jump::{Jump, jump_consistent_hash};
 pub use algo::jumpback::{JumpBack, jump_back_hash};
 pub use algo::ketama::Ketama;
@@ -190,12 +192,14 @@ pub use cluster::ClusterSpec;
 pub use cluster::parts::{Member, MemberField, Part, Rejected, Settings, SlotRange};
 pub use error::Error;
 pub use hash::{
-    KeyHasher, RedisSlot, SLOT_COUNT, StableHash, cassandra_token, composite_partition_key,
-    key_slot, point_token, token_point,
+    KeyHasher, RedisSlot, SLOT_COUNT, StableHash, cassandra_token, composite_partition_key, djb2,
+    full_hash, key_slot, point_token, sdbm, token_point, wt6,
 };
 pub use layers::{Bounded, HashTag, Keyed, Lease, Live, Snapshot};
 pub use movement::{DEFAULT_SAMPLES, Flow, Method, MovedRange, Movement, diff, diff_sampled};
-pub use node::{MAX_NAME_LEN, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable};
+pub use node::{
+    MAX_NAME_LEN, MAX_NODE_ID, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT, Node, NodeId, NodeTable,
+};
 pub use param::{
     DEFAULT_RING_SIZE_CAP, Flavor, InSimulate, MAX_CAPACITY, MIN_DEFAULT_CAPACITY, Param,
     ParamType, ParamValue, Params, SlotLayout,

@@ -10,7 +10,7 @@ use crate::Error;
 
 pub(crate) mod limits;
 
-pub use limits::{MAX_NAME_LEN, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT};
+pub use limits::{MAX_NAME_LEN, MAX_NODE_ID, MAX_NODES, MAX_WEIGHT, MIN_WEIGHT};
 
 /// Dense index of a node in a [`NodeTable`]: `0..len`, in name order.
 pub type NodeId = u32;
@@ -30,6 +30,11 @@ pub struct Node {
     /// is the node's `zone`): like a zone, 1 to [`MAX_NAME_LEN`] bytes
     /// without control characters. Other placements ignore it.
     pub datacenter: Option<String>,
+    /// A numeric id fixed by the operator, for HAProxy's `server ... id N`
+    /// (its points follow the id): from 1 to [`MAX_NODE_ID`]. `None` lets
+    /// the placement number the node (HAProxy: the smallest free id after
+    /// the previous server's). Other placements ignore it.
+    pub id: Option<u32>,
 }
 
 impl Node {
@@ -40,6 +45,7 @@ impl Node {
             weight: 1.0,
             zone: None,
             datacenter: None,
+            id: None,
         }
     }
 
@@ -61,7 +67,13 @@ impl Node {
         self
     }
 
-    /// Checks the name, weight, zone and datacenter of this one node.
+    /// The same node with a fixed numeric id.
+    pub fn id(mut self, id: u32) -> Self {
+        self.id = Some(id);
+        self
+    }
+
+    /// Checks the name, weight, zone, datacenter and id of this one node.
     pub fn validate(&self) -> Result<(), Error> {
         let bad_name = |reason| Error::InvalidName {
             name: self.name.clone(),
@@ -119,6 +131,16 @@ impl Node {
                     reason,
                 });
             }
+        }
+        if let Some(id) = self.id
+            && !(1..=MAX_NODE_ID).contains(&id)
+        {
+            return Err(Error::InvalidNodeId {
+                node: self.name.clone(),
+                id: id.into(),
+                reason: "an id is a whole number from 1 to 2147483647, as HAProxy's \
+                         `server ... id N` takes",
+            });
         }
         Ok(())
     }

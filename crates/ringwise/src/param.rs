@@ -167,6 +167,17 @@ macro_rules! for_each_param {
                 simulate: WhenSet,
                 python: u64 = 67,
             }
+            /// HAProxy's `avalanche`: the key hash goes through `full_hash`
+            /// (Jenkins' 32-bit integer hash) before the lookup.
+            Avalanche(avalanche: bool) {
+                default: false,
+                range: None,
+                flag: "avalanche", "BOOL", "Mix the key hash with full_hash first, as \
+                    `hash-type consistent <fn> avalanche` (haproxy; true or false, default \
+                    false)",
+                simulate: No,
+                python: Option<bool> = None,
+            }
             /// The fixed number of buckets, working or not, up to 4194304;
             /// 0: twice the nodes built with, at least 256.
             Capacity(capacity: u32) {
@@ -248,6 +259,8 @@ pub enum ParamValue {
     Flavor(Flavor),
     /// A slot layout.
     SlotLayout(SlotLayout),
+    /// On or off.
+    Bool(bool),
 }
 
 impl fmt::Display for ParamValue {
@@ -256,6 +269,7 @@ impl fmt::Display for ParamValue {
             ParamValue::Count(n) => write!(f, "{n}"),
             ParamValue::Flavor(flavor) => f.write_str(flavor.name()),
             ParamValue::SlotLayout(layout) => f.write_str(layout.name()),
+            ParamValue::Bool(on) => write!(f, "{on}"),
         }
     }
 }
@@ -308,6 +322,26 @@ impl ParamType for u64 {
         text.trim()
             .parse()
             .map_err(|_| param.refuse(&format!("{text:?}")))
+    }
+}
+
+impl ParamType for bool {
+    const EXPECTED: &'static str = "true or false";
+    fn to_value(self) -> ParamValue {
+        ParamValue::Bool(self)
+    }
+    fn from_value(value: ParamValue) -> Option<Self> {
+        match value {
+            ParamValue::Bool(on) => Some(on),
+            _ => None,
+        }
+    }
+    fn parse(param: Param, text: &str) -> Result<Self, Error> {
+        match text.trim() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(param.refuse(&format!("{text:?}"))),
+        }
     }
 }
 

@@ -33,6 +33,7 @@ fn node() -> impl Strategy<Value = Node> {
             weight,
             zone,
             datacenter: None,
+            id: None,
         })
 }
 

@@ -86,6 +86,10 @@ fn promises(algorithm: Algorithm) -> Option<Promises> {
         // point follows the largest one, which only its owner's join or
         // leave changes. Ties go by name, not by Varnish's qsort.
         Algorithm::VarnishShard => row(true, true,  true,   true,   true),
+        // Points follow each server's numeric id, and automatic ids follow
+        // the listed order (HAProxy numbers servers as the config lists
+        // them); a leave renumbers nobody, a join takes the smallest free id.
+        Algorithm::Haproxy    => row(true,  false,  true,   true,   true),
         _ => return None,
     })
 }

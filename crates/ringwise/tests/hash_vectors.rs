@@ -109,3 +109,46 @@ fn siphash_depends_on_the_secret() {
     let (a, b) = (a.expect("valid"), b.expect("valid"));
     assert_ne!(a.hash(b"user:42"), b.hash(b"user:42"));
 }
+
+/// HAProxy's key hashes (`src/hash.c` at v2.6.0) and `full_hash`
+/// (`include/haproxy/intops.h`): values of those C functions compiled with
+/// gcc; the real haproxy agrees on every key of `compat::haproxy`.
+#[test]
+fn haproxy_sdbm_djb2_wt6_and_full_hash() {
+    let keys: [&[u8]; 5] = [
+        b"",
+        b"a",
+        b"user:42",
+        b"The quick brown fox jumps over the lazy dog",
+        b"\xff\x80\x01",
+    ];
+    let sdbm = [0, 97, 2_023_534_829, 2_359_783_795, 2_115_080_448];
+    let djb2 = [5381, 177_670, 1_170_328_996, 885_799_134, 193_658_917];
+    let wt6 = [
+        4_187_620_192,
+        1_900_802_597,
+        778_624_079,
+        3_840_389_189,
+        879_659_207,
+    ];
+    for (i, key) in keys.iter().enumerate() {
+        assert_eq!(ringwise::sdbm(key), sdbm[i], "sdbm {i}");
+        assert_eq!(ringwise::djb2(key), djb2[i], "djb2 {i}");
+        assert_eq!(ringwise::wt6(key), wt6[i], "wt6 {i}");
+        let cell = |v: u32| u64::from(v) << 32 | 0x8000_0000;
+        check(StableHash::Sdbm, &[(key, cell(sdbm[i]))]);
+        check(StableHash::Djb2, &[(key, cell(djb2[i]))]);
+        check(StableHash::Wt6, &[(key, cell(wt6[i]))]);
+    }
+    let full = [
+        (0, 2_874_071_335),
+        (1, 881_230_262),
+        (4096, 1_237_450_891),
+        (8192, 1_079_705_203),
+        (4097, 2_761_370_759),
+        (u32::MAX, 2_120_532_354),
+    ];
+    for (a, want) in full {
+        assert_eq!(ringwise::full_hash(a), want, "full_hash({a})");
+    }
+}

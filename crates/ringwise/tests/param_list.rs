@@ -39,6 +39,7 @@ fn python_type(rust: &str) -> &'static str {
         "u32" | "u64" => "int",
         "Option<u64>" => "int | None",
         "Option<&str>" => "str | None",
+        "Option<bool>" => "bool | None",
         other => panic!("the list has a Python type the stub cannot spell: {other}"),
     }
 }
@@ -132,6 +133,7 @@ fn the_reference_table_follows_the_list() {
                 Some(r) => format!("whole number, {} to {}", r.start(), r.end()),
                 None => "whole number".to_owned(),
             },
+            "bool" => "true or false".to_owned(),
             _ => "text".to_owned(),
         };
         let default = match Params::DEFAULT.get(param) {

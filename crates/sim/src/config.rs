@@ -203,6 +203,7 @@ fn read_params<S: serde::Serializer>(params: &Params, s: S) -> Result<S::Ok, S::
             _ if !shown => {}
             ParamValue::Count(n) => map.serialize_entry(param.name(), &n)?,
             ParamValue::Flavor(flavor) => map.serialize_entry(param.name(), flavor.name())?,
+            ParamValue::Bool(on) => map.serialize_entry(param.name(), &on)?,
             _ => map.serialize_entry(param.name(), &value.to_string())?,
         }
     }

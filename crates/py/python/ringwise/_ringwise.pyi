@@ -77,6 +77,7 @@ class Placement:
         num_tokens: int = 16,
         slot_layout: str | None = None,
         shard_replicas: int = 67,
+        avalanche: bool | None = None,
         capacity: int | None = None,
         secret: str | None = None,
         hash_tag: str | None = None,

@@ -41,6 +41,13 @@ impl FromToml for u64 {
     }
 }
 
+impl FromToml for bool {
+    type Raw = bool;
+    fn value(_: Param, raw: &bool) -> Result<ParamValue, Error> {
+        Ok(ParamValue::Bool(*raw))
+    }
+}
+
 impl FromToml for Flavor {
     type Raw = String;
     fn value(param: Param, raw: &String) -> Result<ParamValue, Error> {
@@ -106,6 +113,7 @@ struct RawNode {
     #[serde(alias = "rack")]
     zone: Option<Spanned<String>>,
     datacenter: Option<Spanned<String>>,
+    id: Option<Spanned<u64>>,
     points: Option<Spanned<Vec<u64>>>,
     tokens: Option<Spanned<Vec<i64>>>,
     slots: Option<Spanned<Vec<RawSlots>>>,
@@ -132,6 +140,7 @@ impl RawNode {
             weight: self.weight.as_ref().map(|w| *w.get_ref()),
             zone: self.zone.as_ref().map(|z| z.get_ref().clone()),
             datacenter: self.datacenter.as_ref().map(|d| d.get_ref().clone()),
+            id: self.id.as_ref().map(|i| *i.get_ref()),
             points: self.points.as_ref().map(|p| p.get_ref().clone()),
             tokens: self.tokens.as_ref().map(|t| t.get_ref().clone()),
             slots: self
@@ -344,7 +353,7 @@ impl ClusterSpec {
     /// algorithm; the hash (and secret) when named or not the algorithm's
     /// default; the hash tag, epsilon and every parameter that differs from
     /// its default; `removed` (with a comment saying what it means); the
-    /// nodes in listed order, each with its weight (when not 1), datacenter, zone and
+    /// nodes in listed order, each with its weight (when not 1), id, datacenter, zone and
     /// given points, tokens or slots, and when buckets were removed its
     /// bucket number as a comment. Numbers are written
     /// so they parse back to the same `f64` (`1e-6`, `0.5`). A spec with an
@@ -398,6 +407,9 @@ impl ClusterSpec {
             }
             if node.weight != 1.0 {
                 let _ = writeln!(out, "weight = {:?}", node.weight);
+            }
+            if let Some(id) = node.id {
+                let _ = writeln!(out, "id = {id}");
             }
             if let Some(datacenter) = &node.datacenter {
                 let _ = writeln!(out, "datacenter = {}", quoted(datacenter));

@@ -66,6 +66,8 @@ pub struct Member {
     pub zone: Option<String>,
     /// Datacenter (Cassandra's `NetworkTopologyStrategy`).
     pub datacenter: Option<String>,
+    /// Numeric id (HAProxy's `server ... id N`), 1 to [`crate::MAX_NODE_ID`].
+    pub id: Option<u64>,
     /// Ring points fixed by hand (`ring`).
     pub points: Option<Vec<u64>>,
     /// Cassandra tokens (`cassandra`).
@@ -83,13 +85,14 @@ impl Member {
         }
     }
 
-    /// The member of `node` (its name, weight, zone and datacenter).
+    /// The member of `node` (its name, weight, zone, datacenter and id).
     pub fn of(node: &Node) -> Self {
         Member {
             name: node.name.clone(),
             weight: Some(node.weight),
             zone: node.zone.clone(),
             datacenter: node.datacenter.clone(),
+            id: node.id.map(u64::from),
             ..Member::default()
         }
     }
@@ -167,6 +170,8 @@ pub enum MemberField {
     Zone,
     /// `datacenter`.
     Datacenter,
+    /// `id`.
+    Id,
     /// `points`, `tokens` or `slots`, whichever it gives.
     Given,
 }
@@ -199,6 +204,7 @@ impl MemberField {
             MemberField::Weight => "weight",
             MemberField::Zone => "zone",
             MemberField::Datacenter => "datacenter",
+            MemberField::Id => "id",
             MemberField::Given => "points, tokens or slots",
         }
     }
@@ -285,17 +291,32 @@ impl ClusterSpec {
             if let Some(given) = given_of(member).map_err(|(field, e)| reject(at(field), e))? {
                 layout.insert(member.name.clone(), given);
             }
+            let id = match member.id.map(u32::try_from) {
+                None => None,
+                Some(Ok(id)) => Some(id),
+                Some(Err(_)) => {
+                    let e = Error::InvalidNodeId {
+                        node: member.name.clone(),
+                        id: member.id.unwrap_or_default(),
+                        reason: "an id is a whole number from 1 to 2147483647, as HAProxy's \
+                                 `server ... id N` takes",
+                    };
+                    return Err(reject(at(MemberField::Id), e));
+                }
+            };
             let node = Node {
                 name: member.name.clone(),
                 weight: member.weight.unwrap_or(1.0),
                 zone: member.zone.clone(),
                 datacenter: member.datacenter.clone(),
+                id,
             };
             if let Err(e) = node.validate() {
                 let field = match e {
                     Error::InvalidWeight { .. } => MemberField::Weight,
                     Error::InvalidZone { .. } => MemberField::Zone,
                     Error::InvalidDatacenter { .. } => MemberField::Datacenter,
+                    Error::InvalidNodeId { .. } => MemberField::Id,
                     _ => MemberField::Name,
                 };
                 return Err(reject(at(field), e));

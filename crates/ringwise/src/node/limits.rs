@@ -1,4 +1,4 @@
-//! The limits of a node table: weights, node count and name length.
+//! The limits of a node table: weights, node count, name length and ids.
 //!
 //! Constants only, with nothing to import: [`crate::Node::validate`] and
 //! [`crate::NodeTable`] check against them, and the error texts
@@ -23,3 +23,7 @@ pub const MAX_NODES: usize = 1 << 20;
 
 /// Longest node name, in bytes.
 pub const MAX_NAME_LEN: usize = 1024;
+
+/// Largest numeric node id (`id = N` in a cluster file): HAProxy's server
+/// ids are positive C `int`s, so 2^31 - 1.
+pub const MAX_NODE_ID: u32 = i32::MAX as u32;
