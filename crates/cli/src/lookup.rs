@@ -73,6 +73,18 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value_t = MAX_BOUNDED_KEY_BYTES,
           requires = "epsilon", value_parser = clap::value_parser!(u64).range(1..=1 << 40))]
     max_key_bytes: u64,
+    /// HAProxy's `hash-balance-factor F` (haproxy only; F above 100): a
+    /// server may hold at most its share of ceil((S + 1) x F / 100) requests
+    /// in flight, S being all requests in flight (--in-flight); a key whose
+    /// server is full goes to the next server clockwise that is not. Each
+    /// key is one request placed against the same counts.
+    #[arg(long, value_name = "F", value_parser = clap::value_parser!(u32).range(101..),
+          conflicts_with_all = ["replicas", "zones", "epsilon", "replication"])]
+    balance_factor: Option<u32>,
+    /// Requests in flight per server for --balance-factor, like
+    /// `s1=4,s2=0` (servers not named: 0).
+    #[arg(long, value_name = "NAME=N[,NAME=N...]", requires = "balance_factor")]
+    in_flight: Option<String>,
     /// Flush the output after every key (by default it is flushed whenever
     /// the input has no more keys ready).
     #[arg(long)]
@@ -146,6 +158,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .map_err(Failure::from)?;
         return out.out.flush().map_err(Failure::io);
     }
+    if let Some(factor) = args.balance_factor {
+        balanced(&keyed, &args, factor, &mut out)?;
+        return out.out.flush().map_err(Failure::io);
+    }
     if let Some(epsilon) = args.epsilon.or(spec.epsilon) {
         if args.replicas > 1 || args.zones {
             return Err(Failure::usage(anyhow!(
@@ -169,6 +185,55 @@ fn owners(keyed: &Keyed<AnyPlacement>, args: &Args, out: &mut Printer<'_>) -> Re
             keyed.owners_into(block, &mut owners);
             for (key, &owner) in block.iter().zip(&owners) {
                 out.print(key, &[owner])?;
+            }
+            keys::flush_if(&mut out.out, flush)
+        })
+        .map_err(Failure::from)
+}
+
+/// `--balance-factor F --in-flight ...`: HAProxy's bounded-load choice of
+/// each key, against the counts given.
+fn balanced(
+    keyed: &Keyed<AnyPlacement>,
+    args: &Args,
+    factor: u32,
+    out: &mut Printer<'_>,
+) -> Result<(), Failure> {
+    let AnyPlacement::Haproxy(tree) = keyed.placement() else {
+        return Err(Failure::usage(anyhow!(
+            "--balance-factor is HAProxy's hash-balance-factor: it needs algorithm = \
+             \"haproxy\", not {}",
+            keyed.placement().algorithm()
+        )));
+    };
+    let nodes = tree.nodes();
+    let mut served = vec![0u32; nodes.len()];
+    for pair in args.in_flight.iter().flat_map(|t| t.split(',')) {
+        let (name, count) = pair.split_once('=').ok_or_else(|| {
+            Failure::usage(anyhow!(
+                "--in-flight: {pair:?} is not NAME=N: give each server's requests in flight, \
+                 like s1=4,s2=0"
+            ))
+        })?;
+        let id = nodes.id(name.trim()).ok_or_else(|| {
+            Failure::usage(anyhow!(
+                "--in-flight: no server {:?} in the cluster",
+                name.trim()
+            ))
+        })?;
+        served[id as usize] = count.trim().parse().map_err(|_| {
+            Failure::usage(anyhow!(
+                "--in-flight: {count:?} (server {name:?}) is not a count from 0 to 4294967295"
+            ))
+        })?;
+    }
+    let view = tree.balanced(factor, &served).map_err(Failure::usage)?;
+    args.keys()
+        .for_each_decoded_block(args.key_format, |block, flush| {
+            for key in block {
+                if let Some(owner) = view.owner(keyed.hash(key)) {
+                    out.print(key, &[owner])?;
+                }
             }
             keys::flush_if(&mut out.out, flush)
         })

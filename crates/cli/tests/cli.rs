@@ -1,6 +1,6 @@
 //! `lookup` and `inspect` end to end: output formats and every error path.
 
-use ringwise::{Algorithm, StableHash};
+use ringwise::{Algorithm, Placement, StableHash};
 
 use crate::support::{TempDir, assert_success, ringwise, stderr, stdout};
 
@@ -362,4 +362,108 @@ fn capacity_option_sets_the_bucket_count() {
         assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
         assert!(stderr(&bad).contains("capacity"), "{}", stderr(&bad));
     }
+}
+
+/// `lookup --balance-factor`: HAProxy's `hash-balance-factor` on a
+/// computed example. Servers a (weight 1), b (2), c (1): W = 64 effective
+/// weight; factor 125 with 3, 1, 0 requests in flight: S = 4, slots =
+/// (5·125 + 99) / 100 = 7, spread by weight in listed order: a gets
+/// 16·7/64 = 1 (full: 3 in flight), b 48·7/64 - 1 = 4, c 7 - 5 = 2. A key
+/// whose nearest point is a's goes to the next point clockwise that is
+/// not a's; every other key stays.
+#[test]
+fn balance_factor_walks_past_full_servers() {
+    let dir = TempDir::create("balance-factor");
+    let file = dir.write(
+        "haproxy.toml",
+        "algorithm = \"haproxy\"\n\n[[nodes]]\nname = \"a\"\n\n[[nodes]]\nname = \"b\"\n\
+         weight = 2\n\n[[nodes]]\nname = \"c\"\n",
+    );
+    let keys: Vec<String> = (0..2000).map(|i| format!("user:{i}")).collect();
+    let input: String = keys.iter().map(|k| format!("{k}\n")).collect();
+    let plain = ringwise(&["lookup", "--cluster", &file], input.as_bytes());
+    assert_success(&plain);
+    let bounded = ringwise(
+        &[
+            "lookup",
+            "--cluster",
+            &file,
+            "--balance-factor",
+            "125",
+            "--in-flight",
+            "a=3,b=1",
+        ],
+        input.as_bytes(),
+    );
+    assert_success(&bounded);
+    // The tree's points, to walk as HAProxy does.
+    let spec = ringwise::ClusterSpec::from_toml(&std::fs::read_to_string(&file).expect("file"))
+        .expect("valid");
+    let keyed = spec.build().expect("builds");
+    let ringwise::AnyPlacement::Haproxy(tree) = keyed.placement() else {
+        panic!("a haproxy tree");
+    };
+    let name = |id| tree.nodes().name(id).expect("a member").to_owned();
+    let points: Vec<(u32, String)> = tree.points().map(|(p, id)| (p, name(id))).collect();
+    let (mut moved, mut on_a) = (0, 0);
+    for ((key, before), after) in keys
+        .iter()
+        .zip(stdout(&plain).lines())
+        .zip(stdout(&bounded).lines())
+    {
+        let before = before.rsplit('\t').next().expect("owner");
+        let after = after.rsplit('\t').next().expect("owner");
+        if before != "a" {
+            assert_eq!(after, before, "{key}: its server has room");
+            continue;
+        }
+        on_a += 1;
+        // The nearest point (ties to the previous), then clockwise.
+        let k = ringwise::sdbm(key.as_bytes());
+        let n = points.len();
+        let at = points.partition_point(|(p, _)| *p < k);
+        let (prev, next) = ((at + n - 1) % n, at % n);
+        let mut i = match k.wrapping_sub(points[prev].0) <= points[next].0.wrapping_sub(k) {
+            true => prev,
+            false => next,
+        };
+        assert_eq!(points[i].1, "a", "{key}: plain lookup is the nearest point");
+        while points[i].1 == "a" {
+            i = (i + 1) % n;
+        }
+        assert_eq!(after, points[i].1, "{key}: the next server with room");
+        moved += usize::from(after != before);
+    }
+    assert!(on_a > 200, "a owns a fair part of the keys ({on_a})");
+    assert_eq!(moved, on_a, "every key of the full server moves");
+    // Not a haproxy cluster, or a factor HAProxy refuses.
+    let out = ringwise(
+        &["lookup", "--nodes", "a,b", "--balance-factor", "150", "k"],
+        b"",
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("hash-balance-factor"),
+        "{}",
+        stderr(&out)
+    );
+    let out = ringwise(
+        &["lookup", "--cluster", &file, "--balance-factor", "100", "k"],
+        b"",
+    );
+    assert!(!out.status.success());
+    let out = ringwise(
+        &[
+            "lookup",
+            "--cluster",
+            &file,
+            "--balance-factor",
+            "150",
+            "--in-flight",
+            "z=1",
+            "k",
+        ],
+        b"",
+    );
+    assert!(stderr(&out).contains("no server \"z\""), "{}", stderr(&out));
 }
