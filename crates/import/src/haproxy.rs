@@ -450,6 +450,7 @@ fn read_backend(backend: &Section, mut balance: Balance) -> Result<Imported, Imp
         ));
     }
     let ids = numbered(&servers);
+    check_ids(&servers, &ids)?;
     let mut imported = Imported::new(settings);
     imported.notes = notes;
     for (s, id) in servers.iter().zip(ids) {
@@ -721,6 +722,31 @@ fn server(
         line,
         left_out: why.is_some(),
     })
+}
+
+/// HAProxy refuses an explicit id used twice ("custom id N already
+/// used"); ids equal modulo 2^20 give the same points (id·4096 wraps),
+/// which ringwise refuses.
+fn check_ids(servers: &[Server], ids: &[u32]) -> Result<(), ImportError> {
+    let mut seen: std::collections::HashMap<u32, (usize, u32)> = Default::default();
+    for (s, &id) in servers.iter().zip(ids) {
+        if let Some(&(line, other)) = seen.get(&(id % (1 << 20))) {
+            let message = match other == id {
+                true => format!(
+                    "server {}: custom id {id} already used at line {line} (HAProxy refuses it)",
+                    s.name
+                ),
+                false => format!(
+                    "server {}: id {id} equals id {other} (line {line}) modulo 2^20, which \
+                     gives HAProxy the same points (id·4096 wraps at 2^32): choose another id",
+                    s.name
+                ),
+            };
+            return Err(syntax(s.line, message));
+        }
+        seen.insert(id % (1 << 20), (s.line, id));
+    }
+    Ok(())
 }
 
 /// Every server's id: its own, or HAProxy's automatic one (cfgparse.c: a

@@ -17,6 +17,10 @@
 //! of each list a server gets a new weight (`set server b/s weight N`) and
 //! another is disabled (`disable server b/s`); the keys that move must be
 //! exactly those `ringwise plan --reweight ... --remove ... --keys` lists.
+//!
+//! Every backend is also read by the importer from the very haproxy.cfg
+//! haproxy runs (`--cluster-format haproxy --pool BACKEND`), for `lookup`
+//! and for the `plan` of the run-time changes.
 
 use std::collections::HashMap;
 use std::fs;
@@ -29,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use super::nginx::route;
 use super::process::{Guard, free_port};
-use super::{Rng, assert_agree, cluster_file, random_keys, ringwise_lookup};
+use super::{Rng, assert_agree, cluster_file, random_keys, ringwise_lookup, ringwise_lookup_with};
 use crate::support::{TempDir, assert_success, ringwise, stdout};
 
 const SEED: u64 = 0x6861_7072_6f78;
@@ -298,6 +302,7 @@ fn haproxy_consistent_hash_agrees() {
         .map(|s| (s.port.to_string(), s.name.clone()))
         .collect();
     let keys: Vec<Vec<String>> = (0..LISTS).map(|_| header_keys(&mut rng, KEYS)).collect();
+    let cfg = dir.path().join("haproxy.cfg");
     for backend in &backends {
         let keys = &keys[backend.list];
         let servers = &lists[backend.list];
@@ -312,6 +317,19 @@ fn haproxy_consistent_hash_agrees() {
             keys,
             &theirs,
             &ours,
+        );
+        // The same backend read from the haproxy.cfg haproxy runs.
+        let name = backend.name();
+        let imported = ringwise_lookup_with(
+            &cfg,
+            &["--cluster-format", "haproxy", "--pool", &name],
+            keys,
+        );
+        assert_agree(
+            &format!("haproxy backend {name}, imported from haproxy.cfg"),
+            keys,
+            &theirs,
+            &imported,
         );
     }
 
@@ -359,10 +377,12 @@ fn haproxy_consistent_hash_agrees() {
             .filter(|(_, (b, a))| b != a)
             .map(|(k, (b, a))| (k.clone(), (b.clone(), a.clone())))
             .collect();
-        let file = dir.path().join(format!("{}.toml", backend.name()));
+        // The plan of the change to the backend of the haproxy.cfg.
         let key_file = dir.write(&format!("keys-{list}.txt"), &super::lines(keys));
-        let change: Vec<&str> = change.iter().map(String::as_str).collect();
-        let plan = planned(&file, &change, Path::new(&key_file));
+        let name = backend.name();
+        let mut change: Vec<&str> = change.iter().map(String::as_str).collect();
+        change.extend(["--cluster-format", "haproxy", "--pool", &name]);
+        let plan = planned(&cfg, &change, Path::new(&key_file));
         assert!(
             !moved.is_empty(),
             "{}: the change moved no key",
