@@ -235,6 +235,7 @@ struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/cli.md")]
 #[doc = include_str!("../../../docs/memcached.md")]
 #[doc = include_str!("../../../docs/nginx.md")]
+#[doc = include_str!("../../../docs/haproxy.md")]
 #[doc = include_str!("../../../docs/envoy.md")]
 #[doc = include_str!("../../../docs/grpc.md")]
 #[doc = include_str!("../../../docs/varnish.md")]
