@@ -42,8 +42,9 @@ pub struct ClusterArgs {
     peer: FormatArgs,
     /// Nodes on the command line: NAME[=WEIGHT][@ZONE],... (weights from
     /// 1e-6 to 1e6; whole numbers for ketama and nginx). Kept in the order
-    /// given, which ketama (ties), envoy-ring (point counts), jump and
-    /// memento, anchor, dx (buckets) read: list them as the peer does.
+    /// given, which ketama (ties), envoy-ring (point counts),
+    /// envoy-rendezvous (ties), jump and memento, anchor, dx (buckets)
+    /// read: list them as the peer does.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     nodes: Option<String>,
     /// Or the cluster held in etcd now (one linearizable read of

@@ -310,7 +310,7 @@ fn settings(spec: &ClusterSpec) -> Vec<(&'static str, serde_json::Value)> {
 const SAMPLE: u64 = 1_000_000;
 
 /// Node reads the sample of an algorithm that reads every node per key
-/// (rendezvous) may cost in all: 3·10^8, about 2 s of a release build.
+/// (rendezvous, envoy-rendezvous) may cost in all: 3·10^8, about 2 s of a release build.
 const SAMPLE_WORK: u64 = 300_000_000;
 
 /// The fewest keys sampled: a fair share's relative standard error is
@@ -391,18 +391,21 @@ pub(crate) fn slot_counts(keyed: &Keyed<AnyPlacement>) -> Option<Vec<u64>> {
 }
 
 /// Keys sampled for `algorithm` over `nodes` nodes: [`SAMPLE`], except
-/// for rendezvous, whose lookups cost O(N): then `SAMPLE_WORK / N` keys,
+/// for rendezvous and envoy-rendezvous, whose lookups cost O(N): then `SAMPLE_WORK / N` keys,
 /// within `MIN_SAMPLE..=SAMPLE` (issue 13 item 7: 1,000,000 keys over
 /// 10,000 nodes took 58 s; now 30,000 keys), with a note of the
 /// standard error on stderr. O(keys · lookup).
 fn sample_size(algorithm: Algorithm, nodes: usize) -> u64 {
-    if algorithm != Algorithm::Rendezvous {
+    if !matches!(
+        algorithm,
+        Algorithm::Rendezvous | Algorithm::EnvoyRendezvous
+    ) {
         return SAMPLE;
     }
     let keys = (SAMPLE_WORK / nodes.max(1) as u64).clamp(MIN_SAMPLE, SAMPLE);
     if keys < SAMPLE {
         say!(
-            "ringwise: note: rendezvous reads every node per key, so its shares are \
+            "ringwise: note: {algorithm} reads every node per key, so its shares are \
              sampled on {keys} keys, not {SAMPLE}: a fair share's standard error is \
              about {:.0}%",
             100.0 * (nodes as f64 / keys as f64).sqrt()

@@ -1,7 +1,7 @@
 //! `ringwise simulate`: the seed article's experiments (see `ringwise-sim`).
 //!
 //! Every algorithm runs them, the compatibility flavours (ketama, nginx,
-//! envoy-ring, cassandra, varnish-shard) included, with `--flavor`,
+//! envoy-ring, grpc-ring, cassandra, varnish-shard, haproxy, envoy-rendezvous) included, with `--flavor`,
 //! `--min-ring-size`, `--max-ring-size`, `--num-tokens` and
 //! `--shard-replicas` as in `lookup`. Without `--hash` keys go through the
 //! article's md5, except on the compatibility flavours, whose keys go
@@ -29,7 +29,8 @@ use crate::params::ParamArgs;
         .help("Placement algorithm of the ring experiments")),
     mut_arg("hash", |a| a
         .help("Hash of keys, points and rendezvous scores [default: md5, the article's; \
-               ketama, nginx, envoy-ring, cassandra, varnish-shard: their peer's key hash]")),
+               ketama, nginx, envoy-ring, grpc-ring, cassandra, varnish-shard, haproxy, \
+               envoy-rendezvous: their peer's key hash]")),
 )]
 pub struct Args {
     #[command(flatten)]

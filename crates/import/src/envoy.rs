@@ -1,6 +1,8 @@
-//! `envoy`: an Envoy cluster with `lb_policy: RING_HASH` or `MAGLEV`, in
-//! YAML or JSON: one `Cluster`, a list of them, a `clusters:` list, or a
-//! bootstrap's `static_resources.clusters`; `--pool NAME` chooses by `name`.
+//! `envoy`: an Envoy cluster with `lb_policy: RING_HASH` or `MAGLEV`, or a
+//! `load_balancing_policy` whose first policy is the `ring_hash`, `maglev`
+//! or `rendezvous_hash` extension, in YAML or JSON: one `Cluster`, a list
+//! of them, a `clusters:` list, or a bootstrap's
+//! `static_resources.clusters`; `--pool NAME` chooses by `name`.
 //!
 //! Source: Envoy's `config/cluster/v3/cluster.proto` and
 //! `config/endpoint/v3/endpoint_components.proto` (the fields), and
@@ -9,7 +11,28 @@
 //! the table are built from the priority's flat host list, in the order of
 //! `load_assignment.endpoints[].lb_endpoints[]`, weighted by each
 //! endpoint's `load_balancing_weight`; locality weights are not used),
-//! `ring_hash/ring_hash_lb.cc` and `maglev/maglev_lb.cc` (the host key).
+//! `ring_hash/ring_hash_lb.cc` and `maglev/maglev_lb.cc` (the host key),
+//! `rendezvous_hash/rendezvous_hash_lb.cc`, the extensions' protos
+//! (`extensions/load_balancing_policies/{ring_hash,maglev,rendezvous_hash,
+//! common}/v3/*.proto`) and `source/common/upstream/upstream_impl.cc`
+//! (`ClusterInfoImpl::configureLbPolicies`), read at envoyproxy/envoy
+//! 5732d3995a5b.
+//!
+//! The typed policy (`load_balancing_policy.policies[]`): Envoy takes the
+//! first policy whose extension it was built with and ignores `lb_policy`
+//! (a note here); beside it, it refuses `lb_subset_config` and
+//! `common_lb_config`'s `zone_aware_lb_config`,
+//! `locality_weighted_lb_config` and `consistent_hashing_lb_config` (so
+//! does this reader). The extension is known by its `typed_config`'s
+//! `@type`: `...ring_hash.v3.RingHash` is `envoy-ring` (`minimum_ring_size`,
+//! `maximum_ring_size`, `hash_function`, and `use_hostname_for_hashing`
+//! only without `consistent_hashing_lb_config`, as Envoy reads it),
+//! `...maglev.v3.Maglev` is `maglev` (`table_size`), and
+//! `...rendezvous_hash.v3.RendezvousHash` is `envoy-rendezvous`; their
+//! `consistent_hashing_lb_config` gives `use_hostname_for_hashing` (its
+//! `hash_policy`, what a request hashes, is a note). A first policy of
+//! another kind is refused: Envoy's own non-hash policies as such, any
+//! other extension because whether Envoy has it decides which policy runs.
 //!
 //! How Envoy reads it: each host is hashed by its key: the endpoint's
 //! `metadata.filter_metadata["envoy.lb"].hash_key` when set, else its
@@ -24,7 +47,7 @@
 //!
 //! Refused: other policies, `MURMUR_HASH_2`, `hash_balance_factor`
 //! (bounded loads), `locality_weighted_lb_config`, `lb_subset_config`,
-//! the `load_balancing_policy` extensions, EDS clusters (their endpoints
+//! EDS clusters (their endpoints
 //! are the control plane's), a `health_status` other than `HEALTHY` or
 //! `UNKNOWN`, a DNS cluster hashed by its resolved address (unknown from
 //! the file), pipes. `health_checks` and `outlier_detection` are notes:
@@ -97,16 +120,13 @@ const READ: &[&str] = &[
     "common_lb_config",
     "health_checks",
     "outlier_detection",
+    "load_balancing_policy",
 ];
 /// Fields that change placement in ways not reproduced, and why.
 const REFUSED: &[(&str, &str)] = &[
     (
         "lb_subset_config",
         "requests are balanced within metadata subsets of the hosts",
-    ),
-    (
-        "load_balancing_policy",
-        "the policy extensions are not read: write lb_policy and its *_lb_config",
     ),
     (
         "eds_cluster_config",
@@ -285,106 +305,13 @@ fn read_cluster(cluster: &Node) -> Result<Imported, ImportError> {
             });
         }
     };
-    let policy_node = field(cluster, "lb_policy");
-    let policy = policy_node
-        .map(|p| text(p, "lb_policy"))
-        .transpose()?
-        .unwrap_or("ROUND_ROBIN");
-    let policy_line = policy_node.map_or(cluster.line, |p| p.line);
-    let mut settings = Settings::default();
-    match policy {
-        "RING_HASH" => {
-            settings.algorithm = Some("envoy-ring".into());
-            let (mut min, mut max) = (1024, 8_388_608);
-            if let Some(config) = field(cluster, "ring_hash_lb_config") {
-                check_fields(
-                    config,
-                    "ring_hash_lb_config",
-                    &["minimum_ring_size", "maximum_ring_size", "hash_function"],
-                )?;
-                if let Some(n) = field(config, "minimum_ring_size") {
-                    min = number(n, "minimum_ring_size")?;
-                }
-                if let Some(n) = field(config, "maximum_ring_size") {
-                    max = number(n, "maximum_ring_size")?;
-                }
-                if let Some(h) = field(config, "hash_function") {
-                    match text(h, "hash_function")? {
-                        "XX_HASH" => {}
-                        other => {
-                            return Err(ImportError::Unsupported {
-                                line: h.line,
-                                setting: format!("hash_function: {other}"),
-                                reason: "ringwise's envoy-ring hashes its points with xxHash64 (XX_HASH)".into(),
-                            });
-                        }
-                    }
-                }
-            }
-            settings.params = vec![
-                (Param::MinRingSize, ParamValue::Count(min)),
-                (Param::MaxRingSize, ParamValue::Count(max)),
-            ];
-        }
-        "MAGLEV" => {
-            settings.algorithm = Some("maglev".into());
-            // ringwise's maglev hashes keys with xxh3 by default; Envoy's
-            // request hash is xxh64 (envoy-ring's default already).
-            settings.hash = Some("xxh64".into());
-            let mut size = 65537;
-            if let Some(config) = field(cluster, "maglev_lb_config") {
-                check_fields(config, "maglev_lb_config", &["table_size"])?;
-                if let Some(n) = field(config, "table_size") {
-                    size = number(n, "table_size")?;
-                }
-            }
-            settings.params = vec![(Param::TableSize, ParamValue::Count(size))];
-        }
-        other => {
-            return Err(ImportError::Unsupported {
-                line: policy_line,
-                setting: format!("lb_policy: {other}"),
-                reason: "not a consistent hash: ringwise reproduces RING_HASH and MAGLEV".into(),
-            });
-        }
-    }
-    let mut by_hostname = false;
-    if let Some(common) = field(cluster, "common_lb_config") {
-        for (key, node) in common.entries().unwrap_or_default() {
-            match key.as_str() {
-                "consistent_hashing_lb_config" | "consistentHashingLbConfig" => {
-                    check_fields(
-                        node,
-                        key,
-                        &["use_hostname_for_hashing", "hash_balance_factor"],
-                    )?;
-                    if let Some(f) = field(node, "use_hostname_for_hashing") {
-                        by_hostname = flag(f, "use_hostname_for_hashing")?;
-                    }
-                    if let Some(f) = field(node, "hash_balance_factor") {
-                        return Err(ImportError::Unsupported {
-                            line: f.line,
-                            setting: "hash_balance_factor".into(),
-                            reason:
-                                "bounded loads send a request past its host by the hosts' live load"
-                                    .into(),
-                        });
-                    }
-                }
-                "locality_weighted_lb_config" | "localityWeightedLbConfig" => {
-                    return Err(ImportError::Unsupported {
-                        line: node.line,
-                        setting: key.clone(),
-                        reason: "locality-weighted rings are not reproduced".into(),
-                    });
-                }
-                _ => notes.push(format!(
-                    "line {}: common_lb_config.{key} does not change placement",
-                    node.line
-                )),
-            }
-        }
-    }
+    let Policy {
+        settings,
+        by_hostname,
+    } = match field(cluster, "load_balancing_policy") {
+        Some(typed) => typed_policy(cluster, typed, &mut notes)?,
+        None => legacy_policy(cluster, &mut notes)?,
+    };
     let mut imported = Imported::new(settings);
     imported.notes = notes;
     let assignment = field(cluster, "load_assignment").ok_or_else(|| ImportError::Missing {
@@ -449,6 +376,367 @@ fn read_cluster(cluster: &Node) -> Result<Imported, ImportError> {
         });
     }
     Ok(imported)
+}
+
+/// What a cluster's policy asks for: the settings, and whether hosts are
+/// hashed by their hostname.
+struct Policy {
+    settings: Settings,
+    by_hostname: bool,
+}
+
+/// `lb_policy` (`RING_HASH`, `MAGLEV`) with `ring_hash_lb_config`,
+/// `maglev_lb_config` and `common_lb_config`: Envoy's legacy fields, read
+/// when there is no `load_balancing_policy`.
+fn legacy_policy(cluster: &Node, notes: &mut Vec<String>) -> Result<Policy, ImportError> {
+    let policy_node = field(cluster, "lb_policy");
+    let policy = policy_node
+        .map(|p| text(p, "lb_policy"))
+        .transpose()?
+        .unwrap_or("ROUND_ROBIN");
+    let policy_line = policy_node.map_or(cluster.line, |p| p.line);
+    let mut settings = Settings::default();
+    match policy {
+        "RING_HASH" => {
+            settings.algorithm = Some("envoy-ring".into());
+            let (mut min, mut max) = (1024, 8_388_608);
+            if let Some(config) = field(cluster, "ring_hash_lb_config") {
+                check_fields(
+                    config,
+                    "ring_hash_lb_config",
+                    &["minimum_ring_size", "maximum_ring_size", "hash_function"],
+                )?;
+                if let Some(n) = field(config, "minimum_ring_size") {
+                    min = number(n, "minimum_ring_size")?;
+                }
+                if let Some(n) = field(config, "maximum_ring_size") {
+                    max = number(n, "maximum_ring_size")?;
+                }
+                if let Some(h) = field(config, "hash_function") {
+                    match text(h, "hash_function")? {
+                        "XX_HASH" => {}
+                        other => {
+                            return Err(ImportError::Unsupported {
+                                line: h.line,
+                                setting: format!("hash_function: {other}"),
+                                reason: "ringwise's envoy-ring hashes its points with xxHash64 (XX_HASH)".into(),
+                            });
+                        }
+                    }
+                }
+            }
+            settings.params = vec![
+                (Param::MinRingSize, ParamValue::Count(min)),
+                (Param::MaxRingSize, ParamValue::Count(max)),
+            ];
+        }
+        "MAGLEV" => {
+            settings.algorithm = Some("maglev".into());
+            // ringwise's maglev hashes keys with xxh3 by default; Envoy's
+            // request hash is xxh64 (envoy-ring's default already).
+            settings.hash = Some("xxh64".into());
+            let mut size = 65537;
+            if let Some(config) = field(cluster, "maglev_lb_config") {
+                check_fields(config, "maglev_lb_config", &["table_size"])?;
+                if let Some(n) = field(config, "table_size") {
+                    size = number(n, "table_size")?;
+                }
+            }
+            settings.params = vec![(Param::TableSize, ParamValue::Count(size))];
+        }
+        other => {
+            return Err(ImportError::Unsupported {
+                line: policy_line,
+                setting: format!("lb_policy: {other}"),
+                reason: "not a consistent hash: ringwise reproduces RING_HASH and MAGLEV, and \
+                         the ring_hash, maglev and rendezvous_hash policies of \
+                         load_balancing_policy"
+                    .into(),
+            });
+        }
+    }
+    let mut by_hostname = false;
+    if let Some(common) = field(cluster, "common_lb_config") {
+        for (key, node) in common.entries().unwrap_or_default() {
+            match key.as_str() {
+                "consistent_hashing_lb_config" | "consistentHashingLbConfig" => {
+                    check_fields(
+                        node,
+                        key,
+                        &["use_hostname_for_hashing", "hash_balance_factor"],
+                    )?;
+                    if let Some(f) = field(node, "use_hostname_for_hashing") {
+                        by_hostname = flag(f, "use_hostname_for_hashing")?;
+                    }
+                    if let Some(f) = field(node, "hash_balance_factor") {
+                        return Err(ImportError::Unsupported {
+                            line: f.line,
+                            setting: "hash_balance_factor".into(),
+                            reason:
+                                "bounded loads send a request past its host by the hosts' live load"
+                                    .into(),
+                        });
+                    }
+                }
+                "locality_weighted_lb_config" | "localityWeightedLbConfig" => {
+                    return Err(ImportError::Unsupported {
+                        line: node.line,
+                        setting: key.clone(),
+                        reason: "locality-weighted rings are not reproduced".into(),
+                    });
+                }
+                _ => notes.push(format!(
+                    "line {}: common_lb_config.{key} does not change placement",
+                    node.line
+                )),
+            }
+        }
+    }
+    Ok(Policy {
+        settings,
+        by_hostname,
+    })
+}
+
+/// The `@type` of each typed hash policy Envoy has.
+const RING_HASH_TYPE: &str = "envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash";
+const MAGLEV_TYPE: &str = "envoy.extensions.load_balancing_policies.maglev.v3.Maglev";
+const RENDEZVOUS_TYPE: &str =
+    "envoy.extensions.load_balancing_policies.rendezvous_hash.v3.RendezvousHash";
+/// Envoy's built-in policies that do not hash.
+const NOT_HASHES: &[&str] = &[
+    "round_robin.v3.RoundRobin",
+    "least_request.v3.LeastRequest",
+    "random.v3.Random",
+    "client_side_weighted_round_robin.v3.ClientSideWeightedRoundRobin",
+    "wrr_locality.v3.WrrLocality",
+    "cluster_provided.v3.ClusterProvided",
+    "subset.v3.Subset",
+    "override_host.v3.OverrideHost",
+    "pick_first.v3.PickFirst",
+];
+
+/// `load_balancing_policy`, as Envoy's `ClusterInfoImpl::
+/// configureLbPolicies` reads it: `lb_policy` is then ignored; the zone,
+/// locality and hashing parts of `common_lb_config` are refused (Envoy
+/// refuses them beside it); the first of `policies` whose extension Envoy
+/// has is used. Only Envoy's own extensions are known here, so the first
+/// policy decides: a hash one is read, another one refused.
+fn typed_policy(
+    cluster: &Node,
+    typed: &Node,
+    notes: &mut Vec<String>,
+) -> Result<Policy, ImportError> {
+    if let Some(legacy) = field(cluster, "lb_policy") {
+        notes.push(format!(
+            "line {}: lb_policy is ignored: Envoy uses load_balancing_policy when it is set",
+            legacy.line
+        ));
+    }
+    if let Some(common) = field(cluster, "common_lb_config") {
+        for (key, node) in common.entries().unwrap_or_default() {
+            let partial = [
+                "zone_aware_lb_config",
+                "locality_weighted_lb_config",
+                "consistent_hashing_lb_config",
+            ];
+            if partial.iter().any(|p| *p == key || camel(p) == *key) {
+                return Err(ImportError::Unsupported {
+                    line: node.line,
+                    setting: format!("common_lb_config.{key}"),
+                    reason: "Envoy refuses it beside load_balancing_policy: move it into the \
+                             policy's typed_config"
+                        .into(),
+                });
+            }
+            notes.push(format!(
+                "line {}: common_lb_config.{key} does not change placement",
+                node.line
+            ));
+        }
+    }
+    for legacy in ["ring_hash_lb_config", "maglev_lb_config"] {
+        if let Some(node) = field(cluster, legacy) {
+            notes.push(format!(
+                "line {}: {legacy} is ignored: Envoy reads the policy's typed_config instead",
+                node.line
+            ));
+        }
+    }
+    check_fields(typed, "load_balancing_policy", &["policies"])?;
+    let first = match field(typed, "policies").map(|p| &p.value) {
+        Some(Value::Seq(items)) if !items.is_empty() => &items[0],
+        _ => {
+            return Err(syntax(
+                typed.line,
+                "load_balancing_policy has no policies: list",
+            ));
+        }
+    };
+    check_fields(first, "policies[]", &["typed_extension_config"])?;
+    let extension = field(first, "typed_extension_config")
+        .ok_or_else(|| syntax(first.line, "a policy without typed_extension_config"))?;
+    check_fields(
+        extension,
+        "typed_extension_config",
+        &["name", "typed_config"],
+    )?;
+    let config = field(extension, "typed_config").ok_or_else(|| {
+        syntax(
+            extension.line,
+            "a typed_extension_config without typed_config",
+        )
+    })?;
+    let url_node = config
+        .get("@type")
+        .ok_or_else(|| syntax(config.line, "a typed_config without \"@type\""))?;
+    let url = text(url_node, "@type")?;
+    let message = url.rsplit('/').next().unwrap_or(url);
+    let mut settings = Settings::default();
+    let mut by_hostname = false;
+    let hashing;
+    match message {
+        RING_HASH_TYPE => {
+            check_fields(
+                config,
+                "RingHash",
+                &[
+                    "@type",
+                    "hash_function",
+                    "minimum_ring_size",
+                    "maximum_ring_size",
+                    "use_hostname_for_hashing",
+                    "hash_balance_factor",
+                    "consistent_hashing_lb_config",
+                    "locality_weighted_lb_config",
+                ],
+            )?;
+            settings.algorithm = Some("envoy-ring".into());
+            let size = |name, default| field(config, name).map_or(Ok(default), |n| number(n, name));
+            let (min, max) = (
+                size("minimum_ring_size", 1024)?,
+                size("maximum_ring_size", 8_388_608)?,
+            );
+            if let Some(h) = field(config, "hash_function") {
+                let name = text(h, "hash_function")?;
+                if !matches!(name, "DEFAULT_HASH" | "XX_HASH" | "0" | "1") {
+                    return Err(ImportError::Unsupported {
+                        line: h.line,
+                        setting: format!("hash_function: {name}"),
+                        reason: "ringwise's envoy-ring hashes its points with xxHash64 (XX_HASH)"
+                            .into(),
+                    });
+                }
+            }
+            // Deprecated fields, read only without consistent_hashing_lb_config.
+            if let Some(f) = field(config, "use_hostname_for_hashing") {
+                by_hostname = flag(f, "use_hostname_for_hashing")?;
+            }
+            if let Some(f) = field(config, "hash_balance_factor") {
+                return Err(bounded(f.line));
+            }
+            settings.params = vec![
+                (Param::MinRingSize, ParamValue::Count(min)),
+                (Param::MaxRingSize, ParamValue::Count(max)),
+            ];
+            hashing = field(config, "consistent_hashing_lb_config");
+        }
+        MAGLEV_TYPE => {
+            check_fields(
+                config,
+                "Maglev",
+                &[
+                    "@type",
+                    "table_size",
+                    "consistent_hashing_lb_config",
+                    "locality_weighted_lb_config",
+                ],
+            )?;
+            settings.algorithm = Some("maglev".into());
+            settings.hash = Some("xxh64".into());
+            let size =
+                field(config, "table_size").map_or(Ok(65537), |n| number(n, "table_size"))?;
+            settings.params = vec![(Param::TableSize, ParamValue::Count(size))];
+            hashing = field(config, "consistent_hashing_lb_config");
+        }
+        RENDEZVOUS_TYPE => {
+            check_fields(
+                config,
+                "RendezvousHash",
+                &[
+                    "@type",
+                    "consistent_hashing_lb_config",
+                    "locality_weighted_lb_config",
+                ],
+            )?;
+            settings.algorithm = Some("envoy-rendezvous".into());
+            hashing = field(config, "consistent_hashing_lb_config");
+        }
+        other => {
+            let known = other
+                .strip_prefix("envoy.extensions.load_balancing_policies.")
+                .is_some_and(|m| NOT_HASHES.contains(&m));
+            return Err(ImportError::Unsupported {
+                line: url_node.line,
+                setting: format!("@type: {url}"),
+                reason: if known {
+                    "not a consistent hash: ringwise reproduces the ring_hash, maglev and \
+                     rendezvous_hash policies"
+                        .into()
+                } else {
+                    "not one of Envoy's hash policies (ring_hash, maglev, rendezvous_hash): \
+                     Envoy uses the first policy it was built with, which ringwise cannot \
+                     know; list the hash policy first"
+                        .into()
+                },
+            });
+        }
+    }
+    if let Some(f) = field(config, "locality_weighted_lb_config") {
+        return Err(ImportError::Unsupported {
+            line: f.line,
+            setting: "locality_weighted_lb_config".into(),
+            reason: "locality-weighted hashing is not reproduced".into(),
+        });
+    }
+    if let Some(hashing) = hashing {
+        check_fields(
+            hashing,
+            "consistent_hashing_lb_config",
+            &[
+                "use_hostname_for_hashing",
+                "hash_balance_factor",
+                "hash_policy",
+            ],
+        )?;
+        by_hostname = match field(hashing, "use_hostname_for_hashing") {
+            Some(f) => flag(f, "use_hostname_for_hashing")?,
+            None => false,
+        };
+        if let Some(f) = field(hashing, "hash_balance_factor") {
+            return Err(bounded(f.line));
+        }
+        if let Some(f) = field(hashing, "hash_policy") {
+            notes.push(format!(
+                "line {}: hash_policy says what Envoy hashes for a request (ringwise's key); it \
+                 does not change where a hash goes",
+                f.line
+            ));
+        }
+    }
+    Ok(Policy {
+        settings,
+        by_hostname,
+    })
+}
+
+/// `hash_balance_factor`, refused wherever it is.
+fn bounded(line: usize) -> ImportError {
+    ImportError::Unsupported {
+        line,
+        setting: "hash_balance_factor".into(),
+        reason: "bounded loads send a request past its host by the hosts' live load".into(),
+    }
 }
 
 /// One `lb_endpoints[]` item: its hash key and weight.

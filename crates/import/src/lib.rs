@@ -178,7 +178,7 @@ kinds! {
     Libmemcached => libmemcached, "libmemcached", None,
         "a libmemcached configuration string: --SERVER=host:port/?weight ... (memcached(3), pylibmc, php-memcached)";
     Envoy => envoy, "envoy", Some("cluster"),
-        "an Envoy cluster (YAML or JSON; a Cluster, a list, or a bootstrap) with lb_policy RING_HASH or MAGLEV";
+        "an Envoy cluster (YAML or JSON; a Cluster, a list, or a bootstrap) with lb_policy RING_HASH or MAGLEV, or a load_balancing_policy ring_hash, maglev or rendezvous_hash";
     Grpc => grpc, "grpc", None,
         "a gRPC channel (JSON): an ipv4:/ipv6: target or endpoints, a serviceConfig with ring_hash_experimental, channelArgs";
     Nginx => nginx, "nginx", Some("upstream"),

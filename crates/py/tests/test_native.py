@@ -130,6 +130,7 @@ def test_convenience_classes():
         (ringwise.GrpcRing, "grpc-ring"),
         (ringwise.Cassandra, "cassandra"),
         (ringwise.VarnishShard, "varnish-shard"),
+        (ringwise.EnvoyRendezvous, "envoy-rendezvous"),
     ]:
         p = cls(["a", "b"])
         assert isinstance(p, Placement) and isinstance(p, cls)

@@ -213,8 +213,9 @@ fn read_params<S: serde::Serializer>(params: &Params, s: S) -> Result<S::Ok, S::
 impl Config {
     /// The key hash when none is asked for: the article's md5, or the
     /// peer's key hash for a compatibility flavour (a ring-shaped algorithm
-    /// other than the ring itself: ketama, nginx, envoy-ring, cassandra,
-    /// varnish-shard),
+    /// other than the ring itself: ketama, nginx, envoy-ring, grpc-ring,
+    /// cassandra, varnish-shard; and the two flavours that are no ring,
+    /// haproxy, HAProxy's own tree, and envoy-rendezvous, Envoy's scores),
     /// as their clients hash keys. `ringwise simulate` without `--hash` and
     /// the Python `simulate()` without `hash=` both use it.
     pub fn default_hash_for(algo: Algorithm, params: &Params) -> StableHash {
@@ -224,7 +225,8 @@ impl Config {
         };
         let ring_shaped = AnyPlacement::build(algo, vec![Node::new("probe")], &probe)
             .is_ok_and(|p| p.as_ring().is_some());
-        match algo != Algorithm::Ring && ring_shaped {
+        let not_a_ring_flavour = matches!(algo, Algorithm::Haproxy | Algorithm::EnvoyRendezvous);
+        match (algo != Algorithm::Ring && ring_shaped) || not_a_ring_flavour {
             true => algo.default_hash_with(params),
             false => Config::default().hash,
         }

@@ -273,6 +273,16 @@ class VarnishShard(metaclass=_AlgorithmClass):
     algorithm = "varnish-shard"
 
 
+class EnvoyRendezvous(metaclass=_AlgorithmClass):
+    """Envoy's ``rendezvous_hash`` load-balancing policy (O(N) a lookup).
+
+    >>> EnvoyRendezvous(["127.0.0.1:90", "127.0.0.1:91"]).hash
+    'xxh64'
+    """
+
+    algorithm = "envoy-rendezvous"
+
+
 __all__ = [
     "ALGORITHMS",
     "FLAVORS",
@@ -284,6 +294,7 @@ __all__ = [
     "DuplicateNodeError",
     "Dx",
     "EmptyError",
+    "EnvoyRendezvous",
     "EnvoyRing",
     "Error",
     "FlipHash",
