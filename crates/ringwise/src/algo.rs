@@ -29,6 +29,7 @@ pub(crate) mod cassandra;
 pub(crate) mod dx;
 pub(crate) mod envoy_rendezvous;
 pub(crate) mod envoy_ring;
+mod flavour;
 pub(crate) mod fliphash;
 pub(crate) mod grpc_ring;
 pub(crate) mod haproxy;

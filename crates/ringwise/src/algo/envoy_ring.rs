@@ -32,8 +32,9 @@
 //! `MURMUR_HASH_2` point hash and locality weighting are not reproduced.
 
 use crate::Error;
-use crate::algo::params::{DEFAULT_MAX_RING_SIZE, Param, Params, Pinned, Registered};
-use crate::algo::ring::{Members, PointScheme, Ring, RingView, numbered_texts};
+use crate::algo::flavour::Flavour;
+use crate::algo::params::{DEFAULT_MAX_RING_SIZE, Param, Params};
+use crate::algo::ring::{Members, PointScheme, numbered_texts};
 use crate::hash::StableHash;
 use crate::node::Node;
 
@@ -140,29 +141,12 @@ impl PointScheme for EnvoyRing {
     }
 }
 
-impl Registered for Ring<EnvoyRing> {
-    const RING_SHAPED: bool = true;
-
-    fn as_ring(&self) -> Option<&dyn RingView> {
-        Some(self)
+impl Flavour for EnvoyRing {
+    fn from_params(params: &Params) -> Result<Self, Error> {
+        EnvoyRing::new(params.min_ring_size, params.max_ring_size)
     }
 
-    /// Points follow from the names, weights and ring sizes.
-    fn pin(&self) -> Result<Pinned, Error> {
-        Ok(Pinned::default())
-    }
-
-    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
-        Ring::builder()
-            .scheme(EnvoyRing::new(params.min_ring_size, params.max_ring_size)?)
-            .max_points(params.max_points)
-            .nodes(nodes)
-            .build()
-    }
-
-    fn default_hash() -> StableHash {
-        StableHash::Xxh64
-    }
+    const DEFAULT_HASH: StableHash = StableHash::Xxh64;
 
     const READS: &'static [Param] = &[Param::MinRingSize, Param::MaxRingSize, Param::MaxPoints];
 }
@@ -170,6 +154,8 @@ impl Registered for Ring<EnvoyRing> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::params::Registered;
+    use crate::algo::ring::Ring;
     use crate::placement::Placement;
 
     /// Envoy's `ring_hash_lb_test.cc`: 6 hosts, min ring 12, their points

@@ -56,9 +56,10 @@
 
 use crate::Error;
 use crate::algo::envoy_ring::EnvoyRing;
+use crate::algo::flavour::Flavour;
 use crate::algo::ketama::whole_weight;
-use crate::algo::params::{DEFAULT_MAX_RING_SIZE, Param, Params, Pinned, Registered};
-use crate::algo::ring::{Members, PointScheme, Ring, RingView};
+use crate::algo::params::{DEFAULT_MAX_RING_SIZE, Param, Params};
+use crate::algo::ring::{Members, PointScheme};
 use crate::hash::StableHash;
 use crate::node::Node;
 
@@ -168,33 +169,16 @@ impl PointScheme for GrpcRing {
     }
 }
 
-impl Registered for Ring<GrpcRing> {
-    const RING_SHAPED: bool = true;
-
-    fn as_ring(&self) -> Option<&dyn RingView> {
-        Some(self)
+impl Flavour for GrpcRing {
+    fn from_params(params: &Params) -> Result<Self, Error> {
+        GrpcRing::new(
+            params.min_ring_size,
+            params.max_ring_size,
+            params.ring_size_cap,
+        )
     }
 
-    /// Points follow from the names, weights, sizes and cap.
-    fn pin(&self) -> Result<Pinned, Error> {
-        Ok(Pinned::default())
-    }
-
-    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
-        Ring::builder()
-            .scheme(GrpcRing::new(
-                params.min_ring_size,
-                params.max_ring_size,
-                params.ring_size_cap,
-            )?)
-            .max_points(params.max_points)
-            .nodes(nodes)
-            .build()
-    }
-
-    fn default_hash() -> StableHash {
-        StableHash::Xxh64
-    }
+    const DEFAULT_HASH: StableHash = StableHash::Xxh64;
 
     const READS: &'static [Param] = &[
         Param::MinRingSize,
@@ -207,6 +191,8 @@ impl Registered for Ring<GrpcRing> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::params::Registered;
+    use crate::algo::ring::Ring;
     use crate::placement::Placement;
 
     fn build(min: u64, max: u64, cap: u64, nodes: &[(&str, f64)]) -> Result<Ring<GrpcRing>, Error> {

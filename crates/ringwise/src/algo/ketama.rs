@@ -51,8 +51,9 @@
 //! `MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED` (pylibmc: `ketama_weighted`).
 
 use crate::Error;
-use crate::algo::params::{Param, Params, Pinned, Registered};
-use crate::algo::ring::{Members, PointScheme, Ring, RingView, Tie, Width, numbered_texts};
+use crate::algo::flavour::Flavour;
+use crate::algo::params::{Param, Params};
+use crate::algo::ring::{Members, PointScheme, Tie, Width, numbered_texts};
 use crate::hash::{StableHash, cell_point, md5_le32x4};
 use crate::node::Node;
 use crate::param::Flavor;
@@ -179,30 +180,16 @@ impl PointScheme for Ketama {
     }
 }
 
-impl Registered for Ring<Ketama> {
-    const RING_SHAPED: bool = true;
-
-    fn as_ring(&self) -> Option<&dyn RingView> {
-        Some(self)
+impl Flavour for Ketama {
+    fn from_params(params: &Params) -> Result<Self, Error> {
+        Ok(Ketama::new(params.flavor))
     }
 
-    /// Points follow from the names, weights and flavour.
-    fn pin(&self) -> Result<Pinned, Error> {
-        Ok(Pinned::default())
+    fn tie(params: &Params) -> Tie {
+        params.flavor.tie()
     }
 
-    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
-        Ring::builder()
-            .scheme(Ketama::new(params.flavor))
-            .tie(params.flavor.tie())
-            .max_points(params.max_points)
-            .nodes(nodes)
-            .build()
-    }
-
-    fn default_hash() -> StableHash {
-        StableHash::Md5Le32
-    }
+    const DEFAULT_HASH: StableHash = StableHash::Md5Le32;
 
     fn default_hash_with(params: &Params) -> StableHash {
         params.flavor.default_hash()

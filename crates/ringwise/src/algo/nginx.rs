@@ -33,9 +33,10 @@
 //! no points and are not members here.
 
 use crate::Error;
+use crate::algo::flavour::Flavour;
 use crate::algo::ketama::whole_weight;
-use crate::algo::params::{Param, Params, Pinned, Registered};
-use crate::algo::ring::{Members, PointScheme, Ring, RingView, Width};
+use crate::algo::params::{Param, Params};
+use crate::algo::ring::{Members, PointScheme, Width};
 use crate::hash::{StableHash, cell_point};
 use crate::node::Node;
 
@@ -87,29 +88,12 @@ impl PointScheme for Nginx {
     }
 }
 
-impl Registered for Ring<Nginx> {
-    const RING_SHAPED: bool = true;
-
-    fn as_ring(&self) -> Option<&dyn RingView> {
-        Some(self)
+impl Flavour for Nginx {
+    fn from_params(_: &Params) -> Result<Self, Error> {
+        Ok(Nginx)
     }
 
-    /// Points follow from the names and weights.
-    fn pin(&self) -> Result<Pinned, Error> {
-        Ok(Pinned::default())
-    }
-
-    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
-        Ring::builder()
-            .scheme(Nginx)
-            .max_points(params.max_points)
-            .nodes(nodes)
-            .build()
-    }
-
-    fn default_hash() -> StableHash {
-        StableHash::Crc32
-    }
+    const DEFAULT_HASH: StableHash = StableHash::Crc32;
 
     const READS: &'static [Param] = &[Param::MaxPoints];
 }

@@ -49,8 +49,9 @@
 //!   never act. Unhealthy backends are skipped: list the healthy ones.
 
 use crate::Error;
-use crate::algo::params::{Param, Params, Pinned, Registered};
-use crate::algo::ring::{Members, PointScheme, Ring, RingView, Width, numbered_texts};
+use crate::algo::flavour::Flavour;
+use crate::algo::params::{Param, Params};
+use crate::algo::ring::{Members, PointScheme, Width, numbered_texts};
 use crate::hash::{StableHash, cell_point, varnish_key};
 use crate::node::Node;
 
@@ -192,29 +193,12 @@ impl PointScheme for VarnishShard {
     }
 }
 
-impl Registered for Ring<VarnishShard> {
-    const RING_SHAPED: bool = true;
-
-    fn as_ring(&self) -> Option<&dyn RingView> {
-        Some(self)
+impl Flavour for VarnishShard {
+    fn from_params(params: &Params) -> Result<Self, Error> {
+        VarnishShard::new(params.shard_replicas, params.max_points)
     }
 
-    /// Points follow from the names, weights and replicas.
-    fn pin(&self) -> Result<Pinned, Error> {
-        Ok(Pinned::default())
-    }
-
-    fn build(nodes: Vec<Node>, params: &Params) -> Result<Self, Error> {
-        Ring::builder()
-            .scheme(VarnishShard::new(params.shard_replicas, params.max_points)?)
-            .max_points(params.max_points)
-            .nodes(nodes)
-            .build()
-    }
-
-    fn default_hash() -> StableHash {
-        StableHash::VarnishKey
-    }
+    const DEFAULT_HASH: StableHash = StableHash::VarnishKey;
 
     const READS: &'static [Param] = &[Param::ShardReplicas, Param::MaxPoints];
 }
@@ -222,6 +206,8 @@ impl Registered for Ring<VarnishShard> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::params::Registered;
+    use crate::algo::ring::Ring;
     use crate::hash::cell_key;
     use crate::placement::Placement;
 
