@@ -31,9 +31,9 @@ use side_by_side::{KEYS, Lookup, hash_row, measure, ringwise_rows};
 const BALANCERS: &[&str] = &[
     "envoy-ring",
     "envoy-rendezvous",
-    // "haproxy",
-    // "grpc-ring",
-    // "varnish-shard",
+    "haproxy",
+    "grpc-ring",
+    "varnish-shard",
 ];
 
 /// Server counts of each group.

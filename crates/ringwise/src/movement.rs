@@ -9,6 +9,11 @@
 //!   `(start, end]` between consecutive points of either ring has one old
 //!   and one new owner, so the moved ranges are exact, with no sampling
 //!   (`movement/arcs.rs`).
+//! - **Arcs of the nearest point** (both haproxy, with the same
+//!   `avalanche`): each tree in successor form, every point moved to the
+//!   last key it owns (`algo/haproxy/arcs.rs`), then merged as the rings
+//!   are; with `avalanche` the arcs are of the mixed key hash
+//!   ([`Method::MixedArcs`]: exact fraction and flows, no ranges).
 //! - **Table** (both slots, or both maglev of the same table size): the
 //!   owners of every slot are compared; each slot `s` of `M` holds the
 //!   exact count of 64-bit hashes `h` with `h % M == s`
@@ -55,7 +60,7 @@
 //! given a uniformly spread total ([`Movement::bytes`]); `movement/report.rs`
 //! holds these types.
 //!
-//! Cost: arcs O(P_old + P_new) time and O(moved ranges) memory; table
+//! Cost: arcs (and haproxy's) O(P_old + P_new) time and O(moved ranges) memory; table
 //! O(M); sampled O(samples × lookup cost) (rendezvous over N nodes:
 //! O(samples · N)). Quirk: 32-bit flavours (ketama, nginx) and cassandra
 //! put their points in cells of the 64-bit space ([`crate::wire`]); their
@@ -74,12 +79,17 @@ use report::Names;
 pub use report::{Flow, Method, MovedRange, Movement};
 pub use sampled::DEFAULT_SAMPLES;
 
-/// What moves from `old` to `new`: exact for two rings and for two slot
-/// tables of one size, sampled otherwise (see the module doc for costs).
+/// What moves from `old` to `new`: exact for two rings, two HAProxy trees
+/// and two slot tables of one size, sampled otherwise (see the module doc for costs).
 pub fn diff(old: &AnyPlacement, new: &AnyPlacement) -> Movement {
     let names = Names::new(old.nodes(), new.nodes());
     if let (Some(a), Some(b)) = (old.as_ring(), new.as_ring()) {
         return arcs::diff(a, b, names);
+    }
+    if let (AnyPlacement::Haproxy(a), AnyPlacement::Haproxy(b)) = (old, new)
+        && a.avalanche() == b.avalanche()
+    {
+        return arcs::diff_haproxy(a, b, names);
     }
     if let Some(size) = table::common_size(old, new) {
         return table::diff(old, new, size, names);

@@ -467,3 +467,78 @@ fn the_optimum_of_a_leave_is_what_the_leaving_node_held() {
     let m = diff(&old, &old.without_node("c").expect("leaves"));
     assert!((m.optimum() - 1.0 / 3.0).abs() > 0.01, "{}", m.optimum());
 }
+
+/// Two HAProxy trees: exact ranges (no avalanche) hold every sampled hash
+/// and every point's neighbourhood, where the nearest-point rule changes
+/// sides; with avalanche the fraction and flows are exact and equal the
+/// sampled ones within their interval, and no range is listed.
+#[test]
+fn haproxy_trees_are_exact() {
+    let mut rng = Rng(26);
+    let nodes: Vec<Node> = (0..12)
+        .map(|i| Node::new(format!("srv{i}")).weight(f64::from(1 + i % 4)))
+        .collect();
+    for avalanche in [false, true] {
+        let params = Params {
+            hash: ringwise::StableHash::Sdbm,
+            avalanche,
+            ..Params::DEFAULT
+        };
+        let build = |nodes: Vec<Node>| {
+            AnyPlacement::build(Algorithm::Haproxy, nodes, &params).expect("haproxy")
+        };
+        let old = build(nodes[..10].to_vec());
+        let pairs = [
+            old.with_node(nodes[10].clone()).expect("join"),
+            old.without_node("srv3").expect("leave"),
+            build(
+                nodes[..10]
+                    .iter()
+                    .map(|n| match n.name.as_str() {
+                        "srv5" => n.clone().weight(7.0),
+                        _ => n.clone(),
+                    })
+                    .collect(),
+            ),
+        ];
+        for (case, new) in pairs.iter().enumerate() {
+            let m = diff(&old, new);
+            let sampled = diff_sampled(&old, new, 1 << 18);
+            let Method::Sampled { low, high, .. } = sampled.method else {
+                panic!("sampled");
+            };
+            assert!(
+                (low - 1e-9..=high + 1e-9).contains(&m.moved()),
+                "case {case}, avalanche {avalanche}: {} outside {low}..{high}",
+                m.moved()
+            );
+            assert!(m.moved() > 0.0, "case {case}: something moves");
+            if avalanche {
+                assert_eq!(m.method, Method::MixedArcs, "case {case}");
+                assert!(m.ranges.is_empty());
+                continue;
+            }
+            assert_eq!(m.method, Method::Arcs, "case {case}");
+            for _ in 0..20_000 {
+                let h = rng.next();
+                let (a, b) = (owner_name(&old, h), owner_name(new, h));
+                let expected = (a != b).then(|| (a.expect("old"), b.expect("new")));
+                assert_eq!(range_of(&m, h), expected, "case {case}, hash {h}");
+            }
+            let AnyPlacement::Haproxy(tree) = &old else {
+                panic!("haproxy");
+            };
+            for (p, _) in tree.points() {
+                for k in [p.wrapping_sub(1), p, p.wrapping_add(1)] {
+                    for h in [u64::from(k) << 32, u64::from(k) << 32 | u64::from(u32::MAX)] {
+                        let (a, b) = (owner_name(&old, h), owner_name(new, h));
+                        let expected = (a != b).then(|| (a.expect("old"), b.expect("new")));
+                        assert_eq!(range_of(&m, h), expected, "case {case}, boundary {h}");
+                    }
+                }
+            }
+            let from_ranges: u128 = m.ranges.iter().map(|r| r.arc_len()).sum();
+            assert!((m.moved() - from_ranges as f64 / 2f64.powi(64)).abs() < 1e-12);
+        }
+    }
+}

@@ -183,6 +183,7 @@ fn key_flows(flows: &mut Vec<Value>, k: &KeyTally) {
 fn method(method: &Method) -> &'static str {
     match method {
         Method::Arcs => "arcs",
+        Method::MixedArcs => "mixed-arcs",
         Method::Table { .. } => "table",
         _ => "sampled",
     }

@@ -357,6 +357,9 @@ fn percent(f: f64) -> String {
 fn method_words(m: &Movement) -> String {
     match m.method {
         Method::Arcs => format!("exact: ring arcs merged, {} ranges", m.ranges.len()),
+        Method::MixedArcs => {
+            "exact: arcs of the avalanche-mixed key hash merged (no hash ranges)".into()
+        }
         Method::Table { size } => format!(
             "exact: {size}-slot tables compared, {} runs",
             m.ranges.len()

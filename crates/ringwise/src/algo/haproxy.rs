@@ -57,6 +57,8 @@ use std::collections::{BTreeSet, HashMap};
 // reads the tree's fields, and is named from lib.rs, so that this file
 // imports nothing of it.
 pub(crate) mod balance;
+// Successor-form points for the exact movement diff.
+mod arcs;
 
 use crate::Error;
 use crate::algo::ketama::whole_weight;

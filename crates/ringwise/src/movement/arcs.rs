@@ -19,16 +19,40 @@
 use std::collections::BTreeMap;
 
 use super::report::{Method, MovedRange, Movement, Names};
+use crate::algo::haproxy::Haproxy;
 use crate::algo::ring::RingView;
+use crate::node::NodeId;
 
 pub(super) fn diff(old: &dyn RingView, new: &dyn RingView, names: Names) -> Movement {
-    let a = firsts(old, |id| names.old(id));
-    let b = firsts(new, |id| names.new_index(id));
+    let a = firsts(old.point_count(), old.points(), |id| names.old(id));
+    let b = firsts(new.point_count(), new.points(), |id| names.new_index(id));
+    merge(&a, &b, names, Method::Arcs)
+}
+
+/// Two HAProxy trees in successor form (`algo/haproxy/arcs.rs`): exact
+/// ranges of the hash without `avalanche`, arcs of the mixed hash with it
+/// ([`Method::MixedArcs`]: fraction and flows exact, no ranges listed).
+pub(super) fn diff_haproxy(old: &Haproxy, new: &Haproxy, names: Names) -> Movement {
+    let (p, q) = (old.successor_points(), new.successor_points());
+    let a = firsts(p.len(), Box::new(p.into_iter()), |id| names.old(id));
+    let b = firsts(q.len(), Box::new(q.into_iter()), |id| names.new_index(id));
+    match old.avalanche() {
+        false => merge(&a, &b, names, Method::Arcs),
+        true => {
+            let mut m = merge(&a, &b, names, Method::MixedArcs);
+            m.ranges = Vec::new();
+            m
+        }
+    }
+}
+
+/// The moved ranges and flows of two successor-form point lists.
+fn merge(a: &[(u64, u32)], b: &[(u64, u32)], names: Names, method: Method) -> Movement {
     let mut ranges: Vec<MovedRange> = Vec::new();
     let mut flows: BTreeMap<(u32, u32), u128> = BTreeMap::new();
     let total = 2f64.powi(64);
     let (Some(last_a), Some(last_b)) = (a.last(), b.last()) else {
-        return names.finish(Method::Arcs, ranges, flows, total);
+        return names.finish(method, ranges, flows, total);
     };
     // The first arc wraps: it starts after the highest point of either.
     let mut prev = last_a.0.max(last_b.0);
@@ -36,7 +60,7 @@ pub(super) fn diff(old: &dyn RingView, new: &dyn RingView, names: Names) -> Move
     while i < a.len() || j < b.len() {
         let head = |list: &[(u64, u32)], k: usize| list.get(k).map_or(u64::MAX, |e| e.0);
         // Past the last point of one ring its owner wraps to its first.
-        let point = head(&a, i).min(head(&b, j));
+        let point = head(a, i).min(head(b, j));
         let (from, to) = (a[i % a.len()].1, b[j % b.len()].1);
         if from != to {
             let range = MovedRange {
@@ -53,13 +77,17 @@ pub(super) fn diff(old: &dyn RingView, new: &dyn RingView, names: Names) -> Move
         prev = point;
     }
     join_wrap(&mut ranges);
-    names.finish(Method::Arcs, ranges, flows, total)
+    names.finish(method, ranges, flows, total)
 }
 
 /// `(point, name index)` of the first entry at each point value.
-fn firsts(ring: &dyn RingView, index: impl Fn(u32) -> u32) -> Vec<(u64, u32)> {
-    let mut out: Vec<(u64, u32)> = Vec::with_capacity(ring.point_count());
-    for (point, id) in ring.points() {
+fn firsts(
+    count: usize,
+    points: Box<dyn Iterator<Item = (u64, NodeId)> + '_>,
+    index: impl Fn(u32) -> u32,
+) -> Vec<(u64, u32)> {
+    let mut out: Vec<(u64, u32)> = Vec::with_capacity(count);
+    for (point, id) in points {
         if out.last().is_none_or(|&(p, _)| p != point) {
             out.push((point, index(id)));
         }

@@ -21,6 +21,11 @@ pub enum Method {
     /// positions, wrapping when `start >= end` (`start == end` is the whole
     /// circle).
     Arcs,
+    /// Exact: two HAProxy trees with `avalanche` merged in the space of the
+    /// mixed key hash (`full_hash`, a bijection of the 32-bit key): the
+    /// moved fraction and the flows are exact, but an arc of the mixed hash
+    /// is no range of the hash, so no ranges are listed.
+    MixedArcs,
     /// Exact: slot tables of `size` slots compared. Ranges are inclusive
     /// slot numbers `start..=end`.
     Table {
