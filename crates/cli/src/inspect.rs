@@ -318,7 +318,7 @@ const SAMPLE_WORK: u64 = 300_000_000;
 const MIN_SAMPLE: u64 = 10_000;
 
 /// Each node's share of the key space and the samples behind it (0:
-/// exact): a ring's summed arcs, otherwise [`sample_size`] keys looked up.
+/// exact): a ring's summed arcs (HAProxy's tree's in successor form), otherwise [`sample_size`] keys looked up.
 /// `inspect` and `plan`'s rehash pricing both read shares here, so the two
 /// always agree on a cluster.
 pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (PlacementStats, u64) {
@@ -332,6 +332,9 @@ pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (PlacementStats, u64) {
             PlacementStats::from_shares(placement.nodes(), &[], &shares),
             0,
         );
+    }
+    if let AnyPlacement::Haproxy(tree) = placement {
+        return (tree.stats(), 0);
     }
     match (placement.as_ring(), placement.table_size()) {
         (Some(ring), _) => (ring.stats(), 0),

@@ -83,10 +83,11 @@ enum Command {
     Inspect(inspect::Args),
     /// Show what a membership change moves, from whom to whom.
     ///
-    /// How many keys and bytes, what it costs: exact for rings and slot
-    /// tables, sampled otherwise.
+    /// How many keys and bytes, what it costs: exact for rings, HAProxy
+    /// trees and slot tables, sampled otherwise.
     ///
-    /// Cost: two builds and one diff, O(P_old + P_new) for rings, O(M)
+    /// Cost: two builds and one diff, O(P_old + P_new) for rings and
+    /// HAProxy trees, O(M)
     /// for tables, 2^20 sampled lookups in each placement otherwise;
     /// --keys adds two lookups per key. A memento, anchor or dx cluster
     /// whose removed buckets would make those lookups cost more than 2^32

@@ -6,7 +6,7 @@
 //! `--from` through the placement's own membership changes (a slots table
 //! gives the new node floor(16384/(N+1)) slots from the fullest, nothing
 //! is re-laid). The movement is [`ringwise::diff`]: exact for rings (merged
-//! points) and slot tables, sampled with a 95 % interval otherwise; the
+//! points), HAProxy trees (merged in successor form) and slot tables, sampled with a 95 % interval otherwise; the
 //! header says which. A `--to` with another key hash or a new `secret`
 //! rehashes every key: its movement is the expectation of `plan/rehash.rs`
 //! (1 − Σ p_old·p_new, flows p_old(a)·p_new(b)), labelled so; a new hash
@@ -16,7 +16,8 @@
 //! costs (`ringwise_sim::cost`, shared with `simulate`). `--write FILE`
 //! writes the target cluster with the state it needs (`ClusterSpec::pinned`).
 //!
-//! Cost: building both snapshots, then O(P_old + P_new) for rings, O(16384)
+//! Cost: building both snapshots, then O(P_old + P_new) for rings and
+//! HAProxy trees, O(16384)
 //! or O(table size) for tables, O(2^20 lookups) sampled; O(K) lookups for
 //! `--keys`; a rehash O(P) or O(samples) for the shares and O(N_old · N_new)
 //! flows (at most 10^6); O(T · P · R) per allocated node (milliseconds at 100 nodes of

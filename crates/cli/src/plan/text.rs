@@ -19,6 +19,12 @@ pub fn write(out: &mut impl Write, plan: &Plan, doc: &Value) -> io::Result<()> {
     out.write_all(summary(plan, doc).as_bytes())?;
     if plan.from.algorithm == Algorithm::Slots {
         out.write_all(slot_moves(plan).as_bytes())?;
+    } else if doc.get("ranges").is_some() && m.method == Method::MixedArcs {
+        out.write_all(
+            b"\nranges: none listed: with avalanche HAProxy compares full_hash of the key \
+              hash, so the moved arcs are of that mixed value, not ranges of the hash; \
+              --keys FILE lists the keys that move\n",
+        )?;
     } else if doc.get("ranges").is_some() && !m.method.is_exact() {
         out.write_all(
             b"\nranges: none listed: this plan is sampled (the algorithm computes owners \

@@ -27,10 +27,13 @@
 //! `full_hash` of those 32 bits, a bijection of `u32`: the arcs are of
 //! that mixed value, so the moved fraction and the flows stay exact (every
 //! mixed value stands for the same number of hashes) but an arc is not a
-//! range of hashes. Cost: O(P) time and memory for P points.
+//! range of hashes. The same arcs give each server's exact share
+//! ([`Haproxy::stats`], what `inspect` and `plan` print). Cost: O(P) time
+//! and memory for P points.
 
 use crate::algo::haproxy::Haproxy;
 use crate::node::NodeId;
+use crate::stats::PlacementStats;
 
 impl Haproxy {
     /// `(successor-form point, owner)` in ring order, 64-bit (module docs):
@@ -52,6 +55,13 @@ impl Haproxy {
             out.insert(0, entry);
         }
         out
+    }
+
+    /// Each server's points and exact share of the keys, from the arcs
+    /// each owns in successor form (of the mixed hash with `avalanche`,
+    /// which covers as many hashes per value). O(P).
+    pub fn stats(&self) -> PlacementStats {
+        PlacementStats::from_arcs(&self.nodes, self.successor_points().into_iter())
     }
 }
 
@@ -97,6 +107,30 @@ mod tests {
                     h.owner(hash),
                     Some(successor_owner(&succ, mixed)),
                     "key {k}, avalanche {avalanche}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn stats_are_the_shares_the_lookups_give() {
+        for avalanche in [false, true] {
+            let nodes = vec![Node::new("a"), Node::new("b").weight(3.0), Node::new("c")];
+            let h = Haproxy::new(nodes, avalanche, 1 << 24).expect("valid");
+            let stats = h.stats();
+            // Every 2^12-th 32-bit key: 2^20 keys, so each share is within
+            // a few 2^-20 of the exact one (arcs end at arbitrary keys).
+            let mut counts = [0u32; 3];
+            for i in 0..1u64 << 20 {
+                counts[h.owner(i << 44).expect("owner") as usize] += 1;
+            }
+            for (node, count) in stats.nodes.iter().zip(counts) {
+                let counted = f64::from(count) / f64::from(1u32 << 20);
+                assert!(
+                    (node.share - counted).abs() < 1e-3,
+                    "{}: {} vs {counted}, avalanche {avalanche}",
+                    node.name,
+                    node.share
                 );
             }
         }
