@@ -15,8 +15,8 @@
 //! that form, in ring order (`nodetool ring`, a ketama continuum dump).
 //!
 //! Both agree with real lookups for every algorithm and hash the core
-//! accepts (a ring-shaped placement with `fnv1a64` or `fnv1a64-twemproxy`
-//! gets a warning: its keys' shares depend on the key set), where the one hash whose values do not spread over a ring,
+//! accepts (a ring-shaped placement or an HAProxy tree with `fnv1a64`,
+//! `fnv1a64-twemproxy`, `sdbm`, `djb2` or `wt6` gets a warning: its keys' shares depend on the key set), where the one hash whose values do not spread over a ring,
 //! `redis-crc16`, is refused for every algorithm but `slots`. Text output
 //! rounds, and switches to scientific notation for numbers too small or
 //! too large to read (a node of weight 1e-6 next to one of 1e6).
@@ -74,19 +74,29 @@ pub fn run(args: Args) -> Result<(), Failure> {
             ring_shaped().join(", ")
         )));
     }
-    let fnv = matches!(
-        spec.params.hash,
-        StableHash::Fnv1a64 | StableHash::Fnv1a64Twemproxy
-    );
+    // FNV-1a and HAProxy's sdbm, djb2 and wt6 (a few operations a byte)
+    // change little when only the last bytes do; HAProxy's avalanche
+    // (`full_hash` of the value) scatters what they leave close.
+    let mixed = spec.algorithm == Algorithm::Haproxy && spec.params.avalanche;
+    let weak = !mixed
+        && matches!(
+            spec.params.hash,
+            StableHash::Fnv1a64
+                | StableHash::Fnv1a64Twemproxy
+                | StableHash::Sdbm
+                | StableHash::Djb2
+                | StableHash::Wt6
+        );
     // Exact shares (a ring's arcs, a table's entries) are of the hash
     // space, which FNV's keys do not fill evenly.
     let exact = ring.is_some()
+        || matches!(keyed.placement(), AnyPlacement::Haproxy(_))
         || keyed
             .placement()
             .table_size()
             .is_some_and(|_| keyed.hasher().is_full_width());
-    if exact && fnv {
-        // FNV-1a does not spread keys that differ in their last bytes
+    if exact && weak {
+        // FNV-1a (and sdbm, djb2, wt6) does not spread keys that differ in their last bytes
         // (`key-1`, `key-2`...) evenly over the 64-bit space, and how
         // unevenly depends on the key set (4 nodes: a node with 8.9 % of
         // the arcs got 11 % of `key-0..20000`), so no share printed here
@@ -94,7 +104,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         say!(
             "ringwise: warning: {} does not spread similar keys evenly over a ring or a table: \
              real keys may get shares several points away from these exact ones; prefer xxh3 \
-             unless a peer's placement must be matched",
+             unless a peer's placement must be matched (HAProxy: avalanche)",
             spec.params.hash
         );
     }
