@@ -101,10 +101,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
         // unevenly depends on the key set (4 nodes: a node with 8.9 % of
         // the arcs got 11 % of `key-0..20000`), so no share printed here
         // can hold for every key set.
+        let remedy = match spec.algorithm {
+            Algorithm::Haproxy => "; HAProxy mixes it with `hash-type consistent <fn> avalanche`",
+            _ => "",
+        };
         say!(
             "ringwise: warning: {} does not spread similar keys evenly over a ring or a table: \
              real keys may get shares several points away from these exact ones; prefer xxh3 \
-             unless a peer's placement must be matched (HAProxy: avalanche)",
+             unless a peer's placement must be matched{remedy}",
             spec.params.hash
         );
     }
