@@ -65,6 +65,7 @@ mod twemproxy;
 mod varnish;
 
 use std::fs::File;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -272,4 +273,35 @@ fn library_counts(toml: &str) -> std::collections::BTreeMap<String, u64> {
         .into_iter()
         .map(|node| (node.name, node.points))
         .collect()
+}
+
+/// One HTTP/1.1 response's body, which must come with status 200 (`what`
+/// names the request in the failure): nginx's and varnishd's peer tests
+/// read their backends' answers with it.
+pub(crate) fn http_body(reader: &mut impl BufRead, what: &str) -> std::io::Result<String> {
+    let mut status = String::new();
+    reader.read_line(&mut status)?;
+    let mut length = 0;
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header)?;
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().expect("a Content-Length");
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let body = String::from_utf8_lossy(&body).into_owned();
+    assert!(
+        status.starts_with("HTTP/1.1 200"),
+        "{what:?}: {} {body}",
+        status.trim_end()
+    );
+    Ok(body)
 }

@@ -67,7 +67,8 @@ use std::net::IpAddr;
 
 use ringwise::{Member, Param, ParamValue, Settings};
 
-use crate::yaml::{self, Node, Value, syntax};
+use crate::error::syntax;
+use crate::yaml::{self, Node, Value, number, text};
 use crate::{ImportError, Imported};
 
 /// Cluster fields that do not change which host a request hashes to.
@@ -172,7 +173,7 @@ fn check_fields(node: &Node, what: &str, known: &[&str]) -> Result<(), ImportErr
     let entries = node.entries().ok_or_else(|| {
         syntax(
             node.line,
-            &format!("{what} is a mapping, not {}", node.kind()),
+            format!("{what} is a mapping, not {}", node.kind()),
         )
     })?;
     for (key, value) in entries {
@@ -187,26 +188,11 @@ fn check_fields(node: &Node, what: &str, known: &[&str]) -> Result<(), ImportErr
     Ok(())
 }
 
-fn text<'a>(node: &'a Node, what: &str) -> Result<&'a str, ImportError> {
-    node.text().ok_or_else(|| {
-        syntax(
-            node.line,
-            &format!("{what} is one value, not {}", node.kind()),
-        )
-    })
-}
-
-fn number(node: &Node, what: &str) -> Result<u64, ImportError> {
-    text(node, what)?
-        .parse()
-        .map_err(|_| syntax(node.line, &format!("{what} is not a whole number")))
-}
-
 fn flag(node: &Node, what: &str) -> Result<bool, ImportError> {
     match text(node, what)? {
         "true" => Ok(true),
         "false" => Ok(false),
-        _ => Err(syntax(node.line, &format!("{what} is true or false"))),
+        _ => Err(syntax(node.line, format!("{what} is true or false"))),
     }
 }
 
@@ -815,7 +801,7 @@ fn host(lb: &Node, dns: bool, by_hostname: bool) -> Result<Member, ImportError> 
                 Err(_) => {
                     return Err(syntax(
                         lb.line,
-                        &format!("{address:?} is not an IP address, as a STATIC cluster needs"),
+                        format!("{address:?} is not an IP address, as a STATIC cluster needs"),
                     ));
                 }
             }

@@ -141,6 +141,14 @@ impl fmt::Display for ImportError {
 
 impl std::error::Error for ImportError {}
 
+/// A syntax error on `line`: every reader's one way to make it.
+pub(crate) fn syntax(line: usize, message: impl Into<String>) -> ImportError {
+    ImportError::Syntax {
+        line,
+        message: message.into(),
+    }
+}
+
 impl ImportError {
     /// The line the error is on, when it is on one.
     pub fn line(&self) -> Option<usize> {

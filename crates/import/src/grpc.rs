@@ -56,27 +56,13 @@ use std::net::{IpAddr, SocketAddr};
 
 use ringwise::{Member, Param, ParamValue, Settings};
 
-use crate::yaml::{self, Node, Value, syntax};
+use crate::error::syntax;
+use crate::yaml::{self, Node, Value, number, text};
 use crate::{ImportError, Imported};
 
 const POLICY: &str = "ring_hash_experimental";
 const CAP_ARG: &str = "grpc.lb.ring_hash.ring_size_cap";
 const LARGEST: u64 = 8_388_608;
-
-fn text<'a>(node: &'a Node, what: &str) -> Result<&'a str, ImportError> {
-    node.text().ok_or_else(|| {
-        syntax(
-            node.line,
-            &format!("{what} is one value, not {}", node.kind()),
-        )
-    })
-}
-
-fn number(node: &Node, what: &str) -> Result<u64, ImportError> {
-    text(node, what)?
-        .parse()
-        .map_err(|_| syntax(node.line, &format!("{what} is not a whole number")))
-}
 
 fn unknown(node: &Node, what: &str, key: &str, known: &[&str]) -> ImportError {
     ImportError::UnknownSetting {
@@ -163,7 +149,7 @@ fn policy(
     let entries = config.entries().ok_or_else(|| {
         syntax(
             config.line,
-            &format!("serviceConfig is a mapping, not {}", config.kind()),
+            format!("serviceConfig is a mapping, not {}", config.kind()),
         )
     })?;
     for (key, node) in entries {
@@ -212,12 +198,9 @@ fn policy(
         });
     }
     const FIELDS: &[&str] = &["minRingSize", "maxRingSize", "requestHashHeader"];
-    let fields = lb.entries().ok_or_else(|| {
-        syntax(
-            lb.line,
-            &format!("{POLICY} is a mapping, not {}", lb.kind()),
-        )
-    })?;
+    let fields = lb
+        .entries()
+        .ok_or_else(|| syntax(lb.line, format!("{POLICY} is a mapping, not {}", lb.kind())))?;
     for (key, node) in fields {
         if !FIELDS.contains(&key.as_str()) {
             return Err(unknown(node, POLICY, key, FIELDS));
@@ -231,7 +214,7 @@ fn policy(
         if !(1..=LARGEST).contains(&value) {
             return Err(syntax(
                 node.line,
-                &format!("{key} must be in the range [1, 8388608] (gRPC)"),
+                format!("{key} must be in the range [1, 8388608] (gRPC)"),
             ));
         }
         Ok((value, node.line))
@@ -241,7 +224,7 @@ fn policy(
     if min > max {
         return Err(syntax(
             min_line,
-            &format!(
+            format!(
                 "maxRingSize cannot be smaller than minRingSize ({max} < {min}; gRPC's \
                  maxRingSize default is 4096)"
             ),
@@ -268,7 +251,7 @@ fn policy(
             } else if !header.split('-').all(word) {
                 return Err(syntax(
                     node.line,
-                    &format!(
+                    format!(
                         "requestHashHeader {header:?} is not a gRPC metadata key: lower-case \
                          letters, digits, '-', '_' and '.'"
                     ),
@@ -289,7 +272,7 @@ fn channel_args(args: Option<&Node>, notes: &mut Vec<String>) -> Result<u64, Imp
     let entries = args.entries().ok_or_else(|| {
         syntax(
             args.line,
-            &format!("channelArgs is a mapping, not {}", args.kind()),
+            format!("channelArgs is a mapping, not {}", args.kind()),
         )
     })?;
     let mut cap = 4096;
@@ -299,7 +282,7 @@ fn channel_args(args: Option<&Node>, notes: &mut Vec<String>) -> Result<u64, Imp
             if cap == 0 || cap > i32::MAX as u64 {
                 return Err(syntax(
                     node.line,
-                    &format!(
+                    format!(
                         "{CAP_ARG} is from 1 to 2147483647 (a channel argument is an int; \
                               0 leaves gRPC an empty ring)"
                     ),
@@ -329,11 +312,11 @@ fn address(node: &Node, text_: &str) -> Result<String, ImportError> {
         _ => match text_.parse::<IpAddr>() {
             Ok(_) => Err(syntax(
                 node.line,
-                &format!("{text_:?} has no port: write ip:port"),
+                format!("{text_:?} has no port: write ip:port"),
             )),
             Err(_) => Err(syntax(
                 node.line,
-                &format!(
+                format!(
                     "{text_:?} is not ip:port ([ip6]:port for IPv6, no scope): gRPC's \
                      ipv4:/ipv6: targets list addresses, not names"
                 ),
@@ -368,7 +351,7 @@ fn target_endpoints(target: &Node) -> Result<Vec<Listed>, ImportError> {
         if v6 != (scheme == "ipv6") {
             return Err(syntax(
                 target.line,
-                &format!("{part:?} is not an {scheme} address"),
+                format!("{part:?} is not an {scheme} address"),
             ));
         }
         listed.push((key, None, None, target.line));
@@ -390,7 +373,7 @@ fn listed_endpoints(list: &Node) -> Result<Vec<Listed>, ImportError> {
         let fields = item.entries().ok_or_else(|| {
             syntax(
                 item.line,
-                &format!("an endpoint is a mapping, not {}", item.kind()),
+                format!("an endpoint is a mapping, not {}", item.kind()),
             )
         })?;
         for (key, node) in fields {

@@ -46,6 +46,7 @@ use std::collections::BTreeSet;
 
 use ringwise::{Member, Param, ParamValue, Settings};
 
+use crate::error::syntax;
 use crate::{ImportError, Imported};
 
 /// Section keywords (a line starting with one starts a section).
@@ -319,10 +320,6 @@ fn unsupported(line: usize, setting: &[String], reason: &str) -> ImportError {
     }
 }
 
-fn syntax(line: usize, message: String) -> ImportError {
-    ImportError::Syntax { line, message }
-}
-
 pub(crate) fn read(text: &str, select: Option<&str>) -> Result<Imported, ImportError> {
     let all = sections(text);
     let backends: Vec<&Section> = all
@@ -345,7 +342,7 @@ pub(crate) fn read(text: &str, select: Option<&str>) -> Result<Imported, ImportE
             });
         }
         [_, second, ..] => {
-            return Err(syntax(second.line, "a second backend of this name".into()));
+            return Err(syntax(second.line, "a second backend of this name"));
         }
     };
     // The defaults it inherits: named by `from`, else the last before it.
@@ -551,7 +548,7 @@ fn hash_type(
         _ => {
             return Err(syntax(
                 line,
-                "HAProxy takes `hash-type consistent|map-based [FUNCTION] [avalanche]`".into(),
+                "HAProxy takes `hash-type consistent|map-based [FUNCTION] [avalanche]`",
             ));
         }
     }
@@ -575,7 +572,7 @@ fn hash_type(
         Some("avalanche") if args.len() == 3 => Ok((function, true)),
         Some(_) => Err(syntax(
             line,
-            "the only modifier after the function is `avalanche`".into(),
+            "the only modifier after the function is `avalanche`",
         )),
     }
 }
@@ -600,10 +597,7 @@ impl ServerDefaults {
             self.weight = Some(w);
         }
         if parsed.id.is_some() {
-            return Err(syntax(
-                line,
-                "`id` is not allowed on `default-server`".into(),
-            ));
+            return Err(syntax(line, "`id` is not allowed on `default-server`"));
         }
         self.disabled |= parsed.disabled;
         self.backup |= parsed.backup;
@@ -655,7 +649,7 @@ fn keywords(
             "id" => {
                 let id = number(i32::MAX as u32, "an id from 1 to 2147483647")?;
                 if id == 0 {
-                    return Err(syntax(line, "`id` takes an id from 1 to 2147483647".into()));
+                    return Err(syntax(line, "`id` takes an id from 1 to 2147483647"));
                 }
                 k.id = Some(id);
                 i += 1;
@@ -700,7 +694,7 @@ fn server(
     notes: &mut Vec<String>,
 ) -> Result<Server, ImportError> {
     let (Some(name), Some(_address)) = (w.get(1), w.get(2)) else {
-        return Err(syntax(line, "`server` needs a name and an address".into()));
+        return Err(syntax(line, "`server` needs a name and an address"));
     };
     let k = keywords(line, &w[3..], notes)?;
     let weight = k.weight.or(defaults.weight).unwrap_or(1);

@@ -41,6 +41,7 @@
 
 use ringwise::{ClusterSpec, Member, Settings};
 
+use crate::error::syntax;
 use crate::nginx_conf::{self, Directive};
 use crate::{ImportError, Imported};
 
@@ -117,13 +118,6 @@ fn upstreams<'a>(
     }
 }
 
-fn syntax(line: usize, message: &str) -> ImportError {
-    ImportError::Syntax {
-        line,
-        message: message.to_owned(),
-    }
-}
-
 fn read_upstream(upstream: &Directive, context: &str) -> Result<Imported, ImportError> {
     let [name] = upstream.args.as_slice() else {
         return Err(syntax(upstream.line, "`upstream` takes one name"));
@@ -139,7 +133,7 @@ fn read_upstream(upstream: &Directive, context: &str) -> Result<Imported, Import
         if d.block.is_some() {
             return Err(syntax(
                 line,
-                &format!("`{}` takes no block inside an upstream", d.name),
+                format!("`{}` takes no block inside an upstream", d.name),
             ));
         }
         match d.name.as_str() {
@@ -287,7 +281,7 @@ fn server(
                     .ok()
                     .filter(|w| *w >= 1 && v.bytes().all(|b| b.is_ascii_digit()))
                     .ok_or_else(|| {
-                        syntax(line, &format!("`{p}`: nginx takes a whole weight from 1"))
+                        syntax(line, format!("`{p}`: nginx takes a whole weight from 1"))
                     })?;
             }
             ("max_fails=" | "fail_timeout=", Some(_)) => notes.push(note(

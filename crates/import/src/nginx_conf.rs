@@ -12,6 +12,7 @@
 //! Cost: one pass over the text, O(length).
 
 use crate::ImportError;
+use crate::error::syntax;
 
 /// A directive, its arguments and, for a block, what it holds.
 #[derive(Debug)]
@@ -36,10 +37,6 @@ struct Scanner<'a> {
     line: usize,
 }
 
-fn syntax(line: usize, message: String) -> ImportError {
-    ImportError::Syntax { line, message }
-}
-
 /// Parses a whole file into its top-level directives.
 pub(crate) fn parse(text: &str) -> Result<Vec<Directive>, ImportError> {
     let mut scanner = Scanner {
@@ -61,7 +58,7 @@ fn block(s: &mut Scanner<'_>, opened: Option<usize>) -> Result<Vec<Directive>, I
         let name = words.next();
         match (end, name, opened) {
             (End::Close, None, Some(_)) => return Ok(directives),
-            (End::Close, None, None) => return Err(syntax(s.line, "unexpected \"}\"".into())),
+            (End::Close, None, None) => return Err(syntax(s.line, "unexpected \"}\"")),
             (End::File, None, None) => return Ok(directives),
             (End::File, None, Some(line)) => {
                 return Err(syntax(
@@ -74,14 +71,14 @@ fn block(s: &mut Scanner<'_>, opened: Option<usize>) -> Result<Vec<Directive>, I
             (End::File, Some(_), _) => {
                 return Err(syntax(
                     s.line,
-                    "unexpected end of file, expecting \";\" or \"}\"".into(),
+                    "unexpected end of file, expecting \";\" or \"}\"",
                 ));
             }
-            (End::Close, Some(_), _) => return Err(syntax(s.line, "unexpected \"}\"".into())),
+            (End::Close, Some(_), _) => return Err(syntax(s.line, "unexpected \"}\"")),
             (End::Semicolon | End::Open, None, _) => {
                 return Err(syntax(
                     s.line,
-                    "a \";\" or \"{\" with no directive before it".into(),
+                    "a \";\" or \"{\" with no directive before it",
                 ));
             }
             (End::Semicolon, Some(name), _) => directives.push(Directive {
@@ -133,10 +130,7 @@ impl Scanner<'_> {
                 b'{' => return Ok((words, first_line, End::Open)),
                 b'}' if words.is_empty() => return Ok((words, first_line, End::Close)),
                 b'}' => {
-                    return Err(syntax(
-                        self.line,
-                        "unexpected \"}\": a \";\" is missing".into(),
-                    ));
+                    return Err(syntax(self.line, "unexpected \"}\": a \";\" is missing"));
                 }
                 _ => {}
             }

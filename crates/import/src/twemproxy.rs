@@ -52,7 +52,8 @@
 
 use ringwise::{Flavor, Member, Param, ParamValue, Settings};
 
-use crate::yaml::{self, Node, Value, syntax};
+use crate::error::syntax;
+use crate::yaml::{self, Node, Value};
 use crate::{ImportError, Imported};
 
 /// twemproxy's pool directives (`conf_commands`), in its order.
@@ -149,7 +150,7 @@ fn read_pool(pool: &Node) -> Result<Imported, ImportError> {
         let value = node.text().ok_or_else(|| {
             syntax(
                 line,
-                &format!("`{key}` takes one value, not {}", node.kind()),
+                format!("`{key}` takes one value, not {}", node.kind()),
             )
         })?;
         let setting = format!("{key}: {value}");
@@ -172,7 +173,7 @@ fn read_pool(pool: &Node) -> Result<Imported, ImportError> {
                     None => {
                         return Err(syntax(
                             line,
-                            &format!(
+                            format!(
                                 "`{setting}`: twemproxy has no such hash (it has {})",
                                 HASHES
                                     .iter()
@@ -188,7 +189,7 @@ fn read_pool(pool: &Node) -> Result<Imported, ImportError> {
             "hash_tag" => {
                 return Err(syntax(
                     line,
-                    &format!(
+                    format!(
                         "`{setting}`: twemproxy takes a hash tag of two characters, e.g. \"{{}}\""
                     ),
                 ));
@@ -212,7 +213,7 @@ fn read_pool(pool: &Node) -> Result<Imported, ImportError> {
                 _ => {
                     return Err(syntax(
                         line,
-                        &format!(
+                        format!(
                             "`{setting}`: twemproxy's distributions are ketama, modula and random"
                         ),
                     ));
@@ -248,7 +249,7 @@ fn read_pool(pool: &Node) -> Result<Imported, ImportError> {
         let text = item.text().ok_or_else(|| {
             syntax(
                 item.line,
-                &format!(
+                format!(
                     "a server is \"host:port:weight [name]\", not {}",
                     item.kind()
                 ),
@@ -264,7 +265,7 @@ fn server(text: &str, line: usize) -> Result<Member, ImportError> {
     let bad = |what: &str| {
         syntax(
             line,
-            &format!(
+            format!(
                 "server {text:?}: {what}; twemproxy reads \"host:port:weight [name]\", \
              e.g. 10.0.0.1:11211:1 cache-a"
             ),

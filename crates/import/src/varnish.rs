@@ -40,6 +40,7 @@
 
 use ringwise::{Member, Param, ParamValue, Settings};
 
+use crate::error::syntax;
 use crate::vcl::{self, Token, written};
 use crate::{ImportError, Imported};
 
@@ -222,14 +223,14 @@ fn apply(
                         .ok_or_else(|| {
                             syntax(
                                 line,
-                                &format!("`{shown}`: replicas must be a whole number from 1"),
+                                format!("`{shown}`: replicas must be a whole number from 1"),
                             )
                         })?
                     }
                     _ => {
                         return Err(syntax(
                             line,
-                            &format!("`{shown}`: reconfigure takes replicas"),
+                            format!("`{shown}`: reconfigure takes replicas"),
                         ));
                     }
                 };
@@ -304,13 +305,6 @@ fn run(added: &mut Vec<Added>, queued: &mut Vec<Change>, replicas: u64, notes: &
     }
 }
 
-fn syntax(line: usize, message: &str) -> ImportError {
-    ImportError::Syntax {
-        line,
-        message: message.to_owned(),
-    }
-}
-
 fn unknown(line: usize, shown: &str, known: &str) -> ImportError {
     ImportError::UnknownSetting {
         line,
@@ -375,7 +369,7 @@ fn add(
                  file (`backend NAME { ... }`): ringwise names the node after it",
             ));
         }
-        None => return Err(syntax(line, &format!("`{shown}` names no backend"))),
+        None => return Err(syntax(line, format!("`{shown}` names no backend"))),
     };
     let name = match ident {
         Some([t]) if t.string && !t.text.is_empty() => t.text.clone(),
@@ -401,7 +395,7 @@ fn add(
             let w = text
                 .and_then(|t| t.parse::<f64>().ok())
                 .filter(|w| w.is_finite())
-                .ok_or_else(|| syntax(line, &format!("`{shown}`: weight must be a number")))?;
+                .ok_or_else(|| syntax(line, format!("`{shown}`: weight must be a number")))?;
             if w < 1.0 {
                 notes.push(format!(
                     "line {line}: `{shown}`: Varnish ignores a weight below 1 and uses 1"
@@ -512,7 +506,7 @@ fn key_hash(
                          key=D.key(STRING)",
                     ));
                 }
-                other => return Err(syntax(line, &format!("`{shown}`: unknown by={other}"))),
+                other => return Err(syntax(line, format!("`{shown}`: unknown by={other}"))),
             };
             notes.push(format!(
                 "line {line}: `{shown}` in {}: look up {what} (hash {hash})",

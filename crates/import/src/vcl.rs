@@ -11,6 +11,7 @@
 //! Cost: one pass over the text, O(length).
 
 use crate::ImportError;
+use crate::error::syntax;
 
 /// One token: an identifier or number (`d1`, `10s`, `1.5`), a string's
 /// contents, or one punctuation character.
@@ -25,13 +26,6 @@ impl Token {
     /// Whether this is the punctuation or word `text` (not a string).
     pub fn is(&self, text: &str) -> bool {
         !self.string && self.text == text
-    }
-}
-
-fn syntax(line: usize, message: &str) -> ImportError {
-    ImportError::Syntax {
-        line,
-        message: message.to_owned(),
     }
 }
 

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use saphyr_parser::{Event, Parser, ScanError};
 
 use crate::ImportError;
+use crate::error::syntax;
 
 /// A YAML node and the 1-based line it starts on.
 #[derive(Debug, Clone)]
@@ -165,7 +166,7 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, ImportError> {
                     if let Some((_, first)) = entries.iter().find(|(k, _)| *k == key) {
                         return Err(syntax(
                             node.line,
-                            &format!("`{key}` is given twice (first on line {})", first.line),
+                            format!("`{key}` is given twice (first on line {})", first.line),
                         ));
                     }
                     *pending = Some((key, node.line));
@@ -190,7 +191,7 @@ fn check_tag(tag: Option<&saphyr_parser::Tag>, line: usize) -> Result<(), Import
     match tag {
         Some(tag) if !tag.is_yaml_core_schema() => Err(syntax(
             line,
-            &format!("the tag {}{} is not read", tag.handle, tag.suffix),
+            format!("the tag {}{} is not read", tag.handle, tag.suffix),
         )),
         _ => Ok(()),
     }
@@ -207,9 +208,19 @@ fn scan_error(error: ScanError) -> ImportError {
     }
 }
 
-pub(crate) fn syntax(line: usize, message: &str) -> ImportError {
-    ImportError::Syntax {
-        line,
-        message: message.to_owned(),
-    }
+/// `node`'s scalar text; `what` names it in the error.
+pub(crate) fn text<'a>(node: &'a Node, what: &str) -> Result<&'a str, ImportError> {
+    node.text().ok_or_else(|| {
+        syntax(
+            node.line,
+            format!("{what} is one value, not {}", node.kind()),
+        )
+    })
+}
+
+/// `node` as a whole number; `what` names it in the error.
+pub(crate) fn number(node: &Node, what: &str) -> Result<u64, ImportError> {
+    text(node, what)?
+        .parse()
+        .map_err(|_| syntax(node.line, format!("{what} is not a whole number")))
 }

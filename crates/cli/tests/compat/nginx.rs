@@ -20,7 +20,7 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Stdio;
@@ -28,7 +28,9 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use super::process::{Guard, free_port};
-use super::{Rng, assert_agree, cluster_file, random_keys, ringwise_lookup, run_python_peer};
+use super::{
+    Rng, assert_agree, cluster_file, http_body, random_keys, ringwise_lookup, run_python_peer,
+};
 use crate::support::TempDir;
 
 const SEED: u64 = 0x006E_6769_6E78;
@@ -179,39 +181,10 @@ pub(super) fn route(front: u16, keys: &[String]) -> std::io::Result<Vec<String>>
             .collect();
         writer.write_all(requests.as_bytes())?;
         for key in batch {
-            answers.push(response(&mut reader, key)?);
+            answers.push(http_body(&mut reader, key)?);
         }
     }
     Ok(answers)
-}
-
-/// One response's body, which must come with status 200.
-fn response(reader: &mut impl BufRead, key: &str) -> std::io::Result<String> {
-    let mut status = String::new();
-    reader.read_line(&mut status)?;
-    let mut length = 0;
-    loop {
-        let mut header = String::new();
-        reader.read_line(&mut header)?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = header.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().expect("a Content-Length");
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    let body = String::from_utf8_lossy(&body).into_owned();
-    assert!(
-        status.starts_with("HTTP/1.1 200"),
-        "key {key:?}: {} {body}",
-        status.trim_end()
-    );
-    Ok(body)
 }
 
 /// The keys `peers/nginx_ties.py` marks as placed by a tie between servers.

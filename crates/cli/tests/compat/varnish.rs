@@ -29,7 +29,7 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Stdio;
@@ -37,7 +37,9 @@ use std::thread::{sleep, spawn};
 use std::time::{Duration, Instant};
 
 use super::process::{Guard, free_port};
-use super::{Rng, answers, assert_agree, cluster_file, random_keys, ringwise_lookup_with};
+use super::{
+    Rng, answers, assert_agree, cluster_file, http_body, random_keys, ringwise_lookup_with,
+};
 use crate::support::{TempDir, assert_success, ringwise, stdout};
 
 const SEED: u64 = 0x0076_6172_6E69_7368;
@@ -238,31 +240,7 @@ fn send(port: u16, requests: &[String]) -> std::io::Result<Vec<String>> {
     for batch in requests.chunks(PIPELINE) {
         writer.write_all(batch.concat().as_bytes())?;
         for request in batch {
-            let mut status = String::new();
-            reader.read_line(&mut status)?;
-            let mut length = 0;
-            loop {
-                let mut header = String::new();
-                reader.read_line(&mut header)?;
-                let header = header.trim_end();
-                if header.is_empty() {
-                    break;
-                }
-                if let Some((name, value)) = header.split_once(':')
-                    && name.eq_ignore_ascii_case("content-length")
-                {
-                    length = value.trim().parse().expect("a Content-Length");
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body)?;
-            let body = String::from_utf8_lossy(&body).into_owned();
-            assert!(
-                status.starts_with("HTTP/1.1 200"),
-                "{request:?}: {} {body}",
-                status.trim_end()
-            );
-            bodies.push(body);
+            bodies.push(http_body(&mut reader, request)?);
         }
     }
     Ok(bodies)
