@@ -53,7 +53,7 @@
 //! (see `lookup --balance-factor`); the 3.x `hash-key addr|addr-port|guid`
 //! point keys are not reproduced.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 // The bounded-load view (`hash-balance-factor`); a child module, which
 // reads the tree's fields, and is named from lib.rs, so that this file
@@ -61,8 +61,11 @@ use std::collections::{BTreeSet, HashMap};
 pub(crate) mod balance;
 // Successor-form points for the exact movement diff.
 mod arcs;
+// The servers' numeric ids as HAProxy assigns them.
+mod ids;
 
 use crate::Error;
+use crate::algo::haproxy::ids::numbered;
 use crate::algo::ketama::whole_weight;
 use crate::algo::params::{Param, Params, Pinned, Registered};
 use crate::budget::reserve::reserve_peak;
@@ -78,9 +81,6 @@ const MAX_HAPROXY_WEIGHT: u64 = 256;
 
 /// The point keys of one id (`SRV_EWGHT_RANGE`).
 const ID_STRIDE: u32 = 4096;
-
-/// Ids equal modulo this give the same points.
-const ID_PERIOD: u32 = 1 << 20;
 
 /// HAProxy's consistent-hash tree of one backend.
 #[derive(Debug, Clone)]
@@ -235,56 +235,6 @@ fn bucket_index(points: &[u32]) -> (Vec<u32>, u32) {
     }
     index.push(points.len() as u32);
     (index, shift)
-}
-
-/// The nodes with every id filled in, as HAProxy numbers servers at start-up.
-fn numbered(mut nodes: Vec<Node>) -> Result<Vec<Node>, Error> {
-    let mut used: BTreeSet<u32> = BTreeSet::new();
-    let mut by_period: HashMap<u32, usize> = HashMap::with_capacity(nodes.len());
-    for (i, node) in nodes.iter().enumerate() {
-        if let Some(id) = node.id {
-            check_id(&nodes, &mut by_period, i, id)?;
-            used.insert(id);
-        }
-    }
-    // cfgparse.c: a counter from 1 that every server advances by one,
-    // and an automatic id is the first free one from the counter on.
-    let mut next = 1u32;
-    for i in 0..nodes.len() {
-        if nodes[i].id.is_none() {
-            while used.contains(&next) {
-                next += 1;
-            }
-            check_id(&nodes, &mut by_period, i, next)?;
-            used.insert(next);
-            nodes[i].id = Some(next);
-        }
-        next = next.saturating_add(1);
-    }
-    Ok(nodes)
-}
-
-/// Refuses `id` for node `i` when another node's id has the same points.
-fn check_id(
-    nodes: &[Node],
-    by_period: &mut HashMap<u32, usize>,
-    i: usize,
-    id: u32,
-) -> Result<(), Error> {
-    match by_period.insert(id % ID_PERIOD, i) {
-        None => Ok(()),
-        Some(other) => Err(Error::InvalidNodeId {
-            node: nodes[i].name.clone(),
-            id: id.into(),
-            reason: if nodes[other].id == Some(id) {
-                "another node has this id: give every node its own (HAProxy refuses a \
-                 repeated `id`)"
-            } else {
-                "another node's id is equal to it modulo 2^20 (1048576), which gives \
-                 HAProxy the same points (id·4096 wraps at 2^32): choose another id"
-            },
-        }),
-    }
 }
 
 impl Placement for Haproxy {
