@@ -379,16 +379,18 @@ impl Placement {
     }
 
     /// Each node's share of the keys, as `ringwise inspect` shows it:
-    /// exact arcs for ring-shaped placements (`"exact": True`), shares of
+    /// exact arcs for ring-shaped placements and HAProxy trees (`"exact":
+    /// True`), shares of
     /// 1,000,000 sample keys otherwise.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         if self.keyed.placement().is_empty() {
             return Err(empty());
         }
         let ring = self.keyed.placement().as_ring();
-        let stats = match ring {
-            Some(ring) => ring.stats(),
-            None => py.detach(|| self.keyed.sampled_stats(SAMPLE)),
+        let (stats, exact) = match (ring, self.keyed.placement()) {
+            (Some(ring), _) => (ring.stats(), true),
+            (None, AnyPlacement::Haproxy(tree)) => (tree.stats(), true),
+            (None, _) => (py.detach(|| self.keyed.sampled_stats(SAMPLE)), false),
         };
         let nodes = PyList::empty(py);
         for n in &stats.nodes {
@@ -405,8 +407,9 @@ impl Placement {
         let doc = PyDict::new(py);
         doc.set_item("algorithm", self.algorithm())?;
         doc.set_item("hash", self.hash())?;
-        doc.set_item("points", ring.map_or(0, |r| r.point_count()))?;
-        doc.set_item("exact", ring.is_some())?;
+        let points: u64 = stats.nodes.iter().map(|n| n.points).sum();
+        doc.set_item("points", points)?;
+        doc.set_item("exact", exact)?;
         doc.set_item("nodes", nodes)?;
         doc.set_item("max", stats.max)?;
         doc.set_item("min", stats.min)?;

@@ -131,6 +131,7 @@ def test_convenience_classes():
         (ringwise.Cassandra, "cassandra"),
         (ringwise.VarnishShard, "varnish-shard"),
         (ringwise.EnvoyRendezvous, "envoy-rendezvous"),
+        (ringwise.Haproxy, "haproxy"),
     ]:
         p = cls(["a", "b"])
         assert isinstance(p, Placement) and isinstance(p, cls)

@@ -273,6 +273,21 @@ class VarnishShard(metaclass=_AlgorithmClass):
     algorithm = "varnish-shard"
 
 
+class Haproxy(metaclass=_AlgorithmClass):
+    """HAProxy's ``hash-type consistent``: 16 points per unit of weight from
+    each server's id (in listed order; a cluster file gives explicit ids),
+    the nearest point wins; keys hashed with ``sdbm`` unless ``hash=`` says
+    otherwise, ``avalanche=True`` as HAProxy's ``avalanche``.
+
+    >>> Haproxy(["web1", ("web2", 2)]).stats()["points"]
+    48
+    >>> Haproxy(["web1", "web2"], avalanche=True).hash
+    'sdbm'
+    """
+
+    algorithm = "haproxy"
+
+
 class EnvoyRendezvous(metaclass=_AlgorithmClass):
     """Envoy's ``rendezvous_hash`` load-balancing policy (O(N) a lookup).
 
@@ -299,6 +314,7 @@ __all__ = [
     "Error",
     "FlipHash",
     "GrpcRing",
+    "Haproxy",
     "InvalidLayoutError",
     "InvalidNameError",
     "InvalidParameterError",
