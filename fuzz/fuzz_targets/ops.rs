@@ -97,6 +97,14 @@ impl Run {
             Ok(placement) => {
                 self.placement = placement;
                 self.model = model;
+                // Ids the snapshot gave (haproxy numbers its servers) are
+                // part of the membership from then on, as in the cluster
+                // file `plan --write` writes: a leave renumbers nobody,
+                // while a fresh build of the bare names would.
+                for node in &mut self.model {
+                    let nodes = self.placement.nodes();
+                    node.id = nodes.id(&node.name).and_then(|id| nodes.get(id)?.id);
+                }
                 if history_free(self.algorithm) {
                     let fresh = self.fresh().expect("the model's nodes build afresh");
                     for h in probe_hashes() {
