@@ -153,6 +153,20 @@ impl<'a> Distinct<'a> {
         &self.out[..self.len]
     }
 
+    /// Fills the rest with the ids after the first pick (0 when none),
+    /// wrapping at `len`: the fallback of the placements whose probes may
+    /// miss some nodes (maglev's retries, envoy-rendezvous's attempts), so
+    /// that a replica list always reaches its length. O(len) at most.
+    pub(crate) fn fill_after_first(&mut self, len: u32) {
+        let start = self.picks().first().copied().unwrap_or(0);
+        for step in 1..len {
+            if self.is_full() {
+                return;
+            }
+            self.push((start + step) % len);
+        }
+    }
+
     fn slot(&self, id: NodeId) -> usize {
         // Fibonacci hashing: the top bits of `(id + 1) · 2^32/φ`.
         (u64::from(id.wrapping_add(1)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize

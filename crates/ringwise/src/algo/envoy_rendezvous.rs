@@ -248,13 +248,7 @@ impl Placement for EnvoyRendezvous {
                 picks.push(id);
             }
         }
-        let start = picks.picks().first().copied().unwrap_or(0);
-        for step in 1..len {
-            if picks.is_full() {
-                return;
-            }
-            picks.push((start + step) % len);
-        }
+        picks.fill_after_first(len);
     }
 
     fn nodes(&self) -> &NodeTable {

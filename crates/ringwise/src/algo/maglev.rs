@@ -145,13 +145,7 @@ impl Placement for Maglev {
                 picks.push(id);
             }
         }
-        let start = picks.picks().first().copied().unwrap_or(0);
-        for step in 1..len {
-            if picks.is_full() {
-                return;
-            }
-            picks.push((start + step) % len);
-        }
+        picks.fill_after_first(len);
     }
 
     /// The members behind the ids.
