@@ -36,17 +36,15 @@ pub(super) fn diff_haproxy(old: &Haproxy, new: &Haproxy, names: Names) -> Moveme
     let (p, q) = (old.successor_points(), new.successor_points());
     let a = firsts(p.len(), Box::new(p.into_iter()), |id| names.old(id));
     let b = firsts(q.len(), Box::new(q.into_iter()), |id| names.new_index(id));
-    match old.avalanche() {
-        false => merge(&a, &b, names, Method::Arcs),
-        true => {
-            let mut m = merge(&a, &b, names, Method::MixedArcs);
-            m.ranges = Vec::new();
-            m
-        }
-    }
+    let method = match old.avalanche() {
+        false => Method::Arcs,
+        true => Method::MixedArcs,
+    };
+    merge(&a, &b, names, method)
 }
 
-/// The moved ranges and flows of two successor-form point lists.
+/// The moved ranges and flows of two successor-form point lists; only the
+/// flows for [`Method::MixedArcs`], whose arcs are no ranges of the hash.
 fn merge(a: &[(u64, u32)], b: &[(u64, u32)], names: Names, method: Method) -> Movement {
     let mut ranges: Vec<MovedRange> = Vec::new();
     let mut flows: BTreeMap<(u32, u32), u128> = BTreeMap::new();
@@ -70,7 +68,9 @@ fn merge(a: &[(u64, u32)], b: &[(u64, u32)], names: Names, method: Method) -> Mo
                 to,
             };
             *flows.entry((from, to)).or_default() += range.arc_len();
-            push(&mut ranges, range);
+            if method == Method::Arcs {
+                push(&mut ranges, range);
+            }
         }
         i += usize::from(i < a.len() && a[i].0 == point);
         j += usize::from(j < b.len() && b[j].0 == point);
