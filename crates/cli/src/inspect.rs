@@ -347,16 +347,15 @@ pub(crate) fn shares(keyed: &Keyed<AnyPlacement>) -> (PlacementStats, u64) {
             0,
         );
     }
-    if let AnyPlacement::Haproxy(tree) = placement {
-        return (tree.stats(), 0);
+    if let Some(stats) = placement.exact_stats() {
+        return (stats, 0);
     }
-    match (placement.as_ring(), placement.table_size()) {
-        (Some(ring), _) => (ring.stats(), 0),
+    match placement.table_size() {
         // A table's entries are shares of the keys only when the hashes
         // fill the space they are reduced from (all of u64); else
         // (md5-le32 on maglev) sample.
-        (None, Some(size)) if keyed.hasher().is_full_width() => (table_stats(placement, size), 0),
-        (None, _) => {
+        Some(size) if keyed.hasher().is_full_width() => (table_stats(placement, size), 0),
+        _ => {
             let samples = sample_size(placement.algorithm(), placement.len());
             (keyed.sampled_stats(samples), samples)
         }

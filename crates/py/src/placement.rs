@@ -386,11 +386,9 @@ impl Placement {
         if self.keyed.placement().is_empty() {
             return Err(empty());
         }
-        let ring = self.keyed.placement().as_ring();
-        let (stats, exact) = match (ring, self.keyed.placement()) {
-            (Some(ring), _) => (ring.stats(), true),
-            (None, AnyPlacement::Haproxy(tree)) => (tree.stats(), true),
-            (None, _) => (py.detach(|| self.keyed.sampled_stats(SAMPLE)), false),
+        let (stats, exact) = match self.keyed.placement().exact_stats() {
+            Some(stats) => (stats, true),
+            None => (py.detach(|| self.keyed.sampled_stats(SAMPLE)), false),
         };
         let nodes = PyList::empty(py);
         for n in &stats.nodes {

@@ -361,6 +361,16 @@ registry! {
 }
 
 impl AnyPlacement {
+    /// Each node's exact share of the keys where the placement has arcs to
+    /// sum: a ring's, and an HAProxy tree's in successor form; `None`
+    /// where shares can only be sampled. O(P + N).
+    pub fn exact_stats(&self) -> Option<crate::stats::PlacementStats> {
+        match self {
+            AnyPlacement::Haproxy(tree) => Some(tree.stats()),
+            _ => self.as_ring().map(|ring| ring.stats()),
+        }
+    }
+
     /// True for the placements whose nodes' points can be given (a cluster
     /// file's `points` or `tokens`): ring and cassandra. The other rings
     /// make every point from the names.
