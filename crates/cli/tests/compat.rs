@@ -25,6 +25,10 @@
 //!   written table and have moved exactly the planned keys;
 //! - `cassandra`: cassandra-driver's Murmur3 token function
 //!   (`peers/cassandra_murmur3.py`) against `ringwise token`;
+//! - `clients`: the client libraries' rings (Dalli and redis-rb in Ruby,
+//!   groupcache's `consistenthash` in Go, pecl memcache in PHP) against
+//!   real memcached and redis servers, and an exact Dalli → groupcache
+//!   migration plan against both libraries;
 //! - `grpc`: grpcio channels with a `ring_hash` service config to loopback
 //!   grpcio servers that answer their own address
 //!   (`peers/grpc_ring_hash.py`), then with one server stopped.
@@ -51,6 +55,7 @@ mod redis;
 mod rng;
 
 mod cassandra;
+mod clients;
 mod grpc;
 mod haproxy;
 mod import_nginx;

@@ -17,7 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::Error;
-use crate::hash::StableHash;
+use crate::hash::{HashTag, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
 
@@ -26,11 +26,14 @@ pub(crate) mod binomial;
 mod bucket_fn;
 pub(crate) mod buckets;
 pub(crate) mod cassandra;
+pub(crate) mod dalli;
 pub(crate) mod dx;
 pub(crate) mod envoy_rendezvous;
 pub(crate) mod envoy_ring;
 mod flavour;
 pub(crate) mod fliphash;
+pub(crate) mod go_redis;
+pub(crate) mod groupcache;
 pub(crate) mod grpc_ring;
 pub(crate) mod haproxy;
 mod join_order;
@@ -43,6 +46,8 @@ pub(crate) mod multiprobe;
 pub(crate) mod nginx;
 mod owners;
 mod params;
+pub(crate) mod php_memcache;
+pub(crate) mod redis_rb;
 pub(crate) mod removals;
 pub(crate) mod rendezvous;
 pub(crate) mod ring;
@@ -52,10 +57,13 @@ pub(crate) mod varnish_shard;
 use anchor::Anchor;
 use binomial::Binomial;
 use cassandra::Tokens;
+use dalli::Dalli;
 use dx::Dx;
 use envoy_rendezvous::EnvoyRendezvous;
 use envoy_ring::EnvoyRing;
 use fliphash::FlipHash;
+use go_redis::GoRedis;
+use groupcache::Groupcache;
 use grpc_ring::GrpcRing;
 use haproxy::Haproxy;
 use jump::Jump;
@@ -65,6 +73,8 @@ use maglev::Maglev;
 use memento::Memento;
 use multiprobe::MultiProbe;
 use nginx::Nginx;
+use php_memcache::PhpMemcache;
+use redis_rb::RedisRb;
 use rendezvous::Rendezvous;
 use ring::{Ring, RingView};
 use slots::Slots;
@@ -128,6 +138,15 @@ macro_rules! registry {
             pub fn reads(self) -> &'static [Param] {
                 match self {
                     $(Algorithm::$variant => <$ty as Registered>::READS,)+
+                }
+            }
+
+            /// The hash tag its peer always applies, which a cluster that
+            /// sets none gets: redis-rb's `^{}` ([`HashTag::REDIS_RB`]) and
+            /// go-redis's `{}`; `None` for the others.
+            pub fn default_hash_tag(self) -> Option<HashTag> {
+                match self {
+                    $(Algorithm::$variant => <$ty as Registered>::HASH_TAG,)+
                 }
             }
 
@@ -358,6 +377,16 @@ registry! {
     VarnishShard(Ring<VarnishShard>) = "varnish-shard";
     /// [`crate::Haproxy`]: HAProxy's `hash-type consistent` (nearest point).
     Haproxy(Haproxy) = "haproxy";
+    /// [`crate::Dalli`]: Dalli's continuum (Ruby; the greatest point `<=`).
+    Dalli(Ring<Dalli>) = "dalli";
+    /// [`crate::RedisRb`]: redis-rb's `Redis::Distributed` hash ring.
+    RedisRb(Ring<RedisRb>) = "redis-rb";
+    /// [`crate::Groupcache`]: groupcache's `consistenthash` (Go).
+    Groupcache(Ring<Groupcache>) = "groupcache";
+    /// [`crate::PhpMemcache`]: pecl memcache's consistent strategy (PHP).
+    PhpMemcache(PhpMemcache) = "php-memcache";
+    /// [`crate::GoRedis`]: go-redis `Ring`'s rendezvous (go-rendezvous).
+    GoRedis(GoRedis) = "go-redis";
 }
 
 impl AnyPlacement {
@@ -367,6 +396,7 @@ impl AnyPlacement {
     pub fn exact_stats(&self) -> Option<crate::stats::PlacementStats> {
         match self {
             AnyPlacement::Haproxy(tree) => Some(tree.stats()),
+            AnyPlacement::PhpMemcache(php) => Some(php.stats()),
             _ => self.as_ring().map(|ring| ring.stats()),
         }
     }

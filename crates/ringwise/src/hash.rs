@@ -24,8 +24,9 @@
 //! | `sdbm`    | HAProxy's default `hash-type` function (32-bit)              |
 //! | `djb2`    | HAProxy's `djb2` (32-bit)                                     |
 //! | `wt6`     | HAProxy's `wt6` (32-bit)                                      |
+//! | `fnv1a32-php` | pecl memcache's `fnv`: FNV-1a 32, bytes sign-extended (32-bit) |
 //!
-//! The last nine are the key hashes of deployed placements, bit for bit
+//! The last ten are the key hashes of deployed placements, bit for bit
 //! (`hash/wire.rs`). The 32-bit ones put a key at the middle of its 32-bit
 //! *cell* of the 64-bit circle, `v·2^32 + 2^31`, so 32-bit rings compare in
 //! their own space; `murmur3-cassandra` maps the signed token onto the
@@ -48,6 +49,7 @@ mod crc32c;
 mod haproxy;
 mod key_hasher;
 mod redis_crc16;
+mod tag;
 mod varnish;
 mod wire;
 
@@ -55,16 +57,17 @@ pub(crate) use crc32c::crc32c_u64;
 pub use haproxy::{djb2, full_hash, sdbm, wt6};
 pub use key_hasher::KeyHasher;
 pub use redis_crc16::{RedisSlot, SLOT_COUNT, key_slot};
+pub use tag::HashTag;
 pub use varnish::{varnish_key, varnish_req_hash};
 pub use wire::{
-    cassandra_token, cell_key, cell_point, cell_value, composite_partition_key, crc32,
+    cassandra_token, cell_key, cell_point, cell_value, composite_partition_key, crc32, fnv1a32_php,
     fnv1a64_twemproxy, md5_le32, md5_le32x4, point_token, token_point,
 };
 
 /// Every built-in hash, in documentation order: the one list that
 /// [`StableHash::NAMES`] and [`StableHash::from_name`] follow (`siphash`'s
 /// key is a placeholder; the real one comes with the secret).
-const ALL: [StableHash; 16] = [
+const ALL: [StableHash; 17] = [
     StableHash::Md5,
     StableHash::Xxh3,
     StableHash::Xxh64,
@@ -81,6 +84,7 @@ const ALL: [StableHash; 16] = [
     StableHash::Sdbm,
     StableHash::Djb2,
     StableHash::Wt6,
+    StableHash::Fnv1a32Php,
 ];
 
 const NAMES: [&str; ALL.len()] = {
@@ -139,6 +143,9 @@ pub enum StableHash {
     Djb2,
     /// HAProxy's `wt6` ([`wt6`]), at the middle of its 32-bit cell.
     Wt6,
+    /// pecl memcache's `memcache.hash_function = fnv` ([`fnv1a32_php`]),
+    /// at the middle of its 32-bit cell.
+    Fnv1a32Php,
 }
 
 impl StableHash {
@@ -164,6 +171,7 @@ impl StableHash {
             StableHash::Sdbm => "sdbm",
             StableHash::Djb2 => "djb2",
             StableHash::Wt6 => "wt6",
+            StableHash::Fnv1a32Php => "fnv1a32-php",
         }
     }
 
@@ -191,7 +199,8 @@ impl StableHash {
             | StableHash::VarnishReqHash
             | StableHash::Sdbm
             | StableHash::Djb2
-            | StableHash::Wt6 => false,
+            | StableHash::Wt6
+            | StableHash::Fnv1a32Php => false,
         }
     }
 
@@ -261,6 +270,7 @@ impl KeyHasher for StableHash {
             StableHash::Sdbm => cell_key(sdbm(bytes)),
             StableHash::Djb2 => cell_key(djb2(bytes)),
             StableHash::Wt6 => cell_key(wt6(bytes)),
+            StableHash::Fnv1a32Php => cell_key(fnv1a32_php(bytes)),
         }
     }
 }

@@ -7,6 +7,7 @@ pub(crate) mod bounded;
 pub(crate) mod keyed;
 pub(crate) mod live;
 
+pub use crate::hash::HashTag;
 pub use bounded::{Bounded, Lease};
-pub use keyed::{HashTag, Keyed};
+pub use keyed::Keyed;
 pub use live::{Live, Snapshot};

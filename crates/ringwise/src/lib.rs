@@ -164,10 +164,13 @@ pub use algo::cassandra::cql::{
     CqlError, CqlType, MAX_NUMBER_DIGITS, decode_hex_into, partition_key_into,
 };
 pub use algo::cassandra::nts::{NetworkTopology, Walk};
+pub use algo::dalli::Dalli;
 pub use algo::dx::Dx;
 pub use algo::envoy_rendezvous::EnvoyRendezvous;
 pub use algo::envoy_ring::EnvoyRing;
 pub use algo::fliphash::{FlipHash, flip_hash};
+pub use algo::go_redis::GoRedis;
+pub use algo::groupcache::Groupcache;
 pub use algo::grpc_ring::GrpcRing;
 pub use algo::haproxy::Haproxy;
 pub use algo::haproxy::balance::Balanced;
@@ -178,6 +181,8 @@ pub use algo::maglev::Maglev;
 pub use algo::memento::Memento;
 pub use algo::multiprobe::MultiProbe;
 pub use algo::nginx::Nginx;
+pub use algo::php_memcache::PhpMemcache;
+pub use algo::redis_rb::RedisRb;
 pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::{
     DEFAULT_VNODES, Explicit, Members, PointScheme, Ring, RingBuilder, RingView, Tie, Vnodes,

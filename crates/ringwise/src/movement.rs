@@ -5,7 +5,9 @@
 //! exact way the algorithms allow:
 //!
 //! - **Arcs** (both ring-shaped: ring, ketama, nginx, envoy-ring,
-//!   cassandra): the two sorted point lists are merged, and every arc
+//!   grpc-ring, cassandra, varnish-shard, dalli, redis-rb, groupcache,
+//!   whatever the two flavours, so a migration between two clients that
+//!   hash keys alike is exact too): the two sorted point lists are merged, and every arc
 //!   `(start, end]` between consecutive points of either ring has one old
 //!   and one new owner, so the moved ranges are exact, with no sampling
 //!   (`movement/arcs.rs`).
@@ -17,7 +19,8 @@
 //! - **Table** (both slots, or both maglev of the same table size): the
 //!   owners of every slot are compared; each slot `s` of `M` holds the
 //!   exact count of 64-bit hashes `h` with `h % M == s`
-//!   (`movement/table.rs`).
+//!   (`movement/table.rs`); two php-memcache snapshots the same way over
+//!   their 1024 buckets.
 //! - **Sampled** (every other pair: rendezvous, multiprobe, jump, memento,
 //!   two different algorithms, and any algorithm added later, without code
 //!   of its own): 1,048,576 pseudo-random hashes (fixed seed) are looked up
@@ -90,6 +93,9 @@ pub fn diff(old: &AnyPlacement, new: &AnyPlacement) -> Movement {
         && a.avalanche() == b.avalanche()
     {
         return arcs::diff_haproxy(a, b, names);
+    }
+    if let (AnyPlacement::PhpMemcache(a), AnyPlacement::PhpMemcache(b)) = (old, new) {
+        return table::diff_buckets(a, b, names);
     }
     if let Some(size) = table::common_size(old, new) {
         return table::diff(old, new, size, names);

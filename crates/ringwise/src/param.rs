@@ -178,6 +178,16 @@ macro_rules! for_each_param {
                 simulate: No,
                 python: Option<bool> = None,
             }
+            /// Points per node of groupcache's `consistenthash.New(replicas,
+            /// fn)`: node `n` gets `crc32(itoa(i) + n)` for `i < replicas`.
+            GroupcacheReplicas(groupcache_replicas: u32) {
+                default: DEFAULT_GROUPCACHE_REPLICAS,
+                range: Some(1..=1_000_000),
+                flag: "groupcache-replicas", "N", "Points per node, groupcache's \
+                    consistenthash.New(replicas, fn) (groupcache; default 50, as its HTTPPool)",
+                simulate: WhenSet,
+                python: u64 = 50,
+            }
             /// The fixed number of buckets, working or not, up to 4194304;
             /// 0: twice the nodes built with, at least 256.
             Capacity(capacity: u32) {
@@ -221,6 +231,9 @@ pub(crate) const DEFAULT_NUM_TOKENS: u32 = 16;
 
 /// Varnish's shard director: `reconfigure()`'s default replicas.
 pub(crate) const DEFAULT_SHARD_REPLICAS: u32 = 67;
+
+/// groupcache's `HTTPPool`: `defaultReplicas`.
+pub(crate) const DEFAULT_GROUPCACHE_REPLICAS: u32 = 50;
 
 /// Anchor and Dx: the capacity when none is set (`capacity = 0`): twice the
 /// nodes built with, and at least this many buckets.

@@ -90,6 +90,16 @@ fn promises(algorithm: Algorithm) -> Option<Promises> {
         // the listed order (HAProxy numbers servers as the config lists
         // them); a leave renumbers nobody, a join takes the smallest free id.
         Algorithm::Haproxy    => row(true,  false,  true,   true,   true),
+        // Dalli's counts follow every weight (as ketama's); ties by name.
+        Algorithm::Dalli      => row(false, true,   true,   true,   true),
+        // redis-rb's and groupcache's ties go to the node added last.
+        Algorithm::RedisRb    => row(true,  false,  true,   false,  true),
+        Algorithm::Groupcache => row(true,  false,  true,   false,  true),
+        // php-memcache's ties go to the server added first; its buckets
+        // change only where the new server's points fall.
+        Algorithm::PhpMemcache => row(true, false,  true,   true,   true),
+        // go-rendezvous: exact ties to the first listed shard.
+        Algorithm::GoRedis    => row(true,  false,  true,   false,  true),
         _ => return None,
     })
 }

@@ -130,8 +130,14 @@ fn issue13_scale_100000_keys_over_10000_nodes_for_every_algorithm() {
         let mut used = vec![false; count];
         owners.iter().for_each(|&id| used[id as usize] = true);
         let spread = used.iter().filter(|&&u| u).count();
+        // php-memcache looks keys up through 1024 buckets: at most 1024
+        // servers own keys, whatever the ring (its module docs).
+        let owners_possible = match algorithm {
+            Algorithm::PhpMemcache => count.min(1024),
+            _ => count,
+        };
         assert!(
-            spread > count / 2,
+            spread > owners_possible / 2,
             "{algorithm}: only {spread} nodes own keys"
         );
         let mut every = Vec::new();

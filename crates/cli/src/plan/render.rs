@@ -129,6 +129,14 @@ fn document(plan: &Plan, keys: Option<&KeyTally>, costs: &Costs, ranges: bool) -
     if ranges || plan.from.algorithm == Algorithm::Slots {
         doc["ranges"] = json!([]);
     }
+    // A migration (another algorithm, parameters or key hash) changes
+    // every client at once: the keys that change owner are the ones a
+    // dual-read window (new owner first, the old one on a miss) must cover.
+    if plan.setup_changes || plan.rehash() {
+        doc["dual_read"] = json!({
+            "fraction": m.moved(), "keys": keys.map(|k| k.moved),
+        });
+    }
     if let Some(k) = keys {
         doc["keys"] = json!({
             "keys": k.keys, "moved": k.moved, "bytes": k.sized.then_some(k.bytes),

@@ -95,6 +95,18 @@ fn summary(plan: &Plan, doc: &Value) -> String {
             comparisons(plan, doc)
         );
     }
+    if let Some(dual) = doc.get("dual_read") {
+        let counted = match (dual["keys"].as_u64(), doc["keys"]["keys"].as_u64()) {
+            (Some(moved), Some(all)) => format!(" ({moved} of the {all} keys given)"),
+            _ => String::new(),
+        };
+        out += &format!(
+            "dual read: while clients switch, read each key from its new owner and on a miss \
+             from its old one: the window must cover the {} of the keys that change \
+             owner{counted}\n",
+            percent(f(&dual["fraction"]))
+        );
+    }
     if let Some(total) = doc["data_bytes"].as_f64() {
         // A sampled estimate's bytes carry its interval too.
         let interval = match doc["interval"].as_array().map(Vec::as_slice) {

@@ -78,6 +78,7 @@ class Placement:
         slot_layout: str | None = None,
         shard_replicas: int = 67,
         avalanche: bool | None = None,
+        groupcache_replicas: int = 50,
         capacity: int | None = None,
         secret: str | None = None,
         hash_tag: str | None = None,

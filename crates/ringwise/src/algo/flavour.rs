@@ -1,6 +1,7 @@
 //! The registry entry of a ring-shaped compatibility flavour, written once.
 //!
-//! ketama, nginx, envoy-ring, grpc-ring and varnish-shard are point schemes
+//! ketama, nginx, envoy-ring, grpc-ring, varnish-shard, dalli, redis-rb
+//! and groupcache are point schemes
 //! of the same [`Ring`]: each differs from the others only in how its
 //! scheme is made from the [`Params`], its tie rule, its peer's key hash
 //! and the parameters it reads. Each scheme says those four things as a
@@ -12,7 +13,7 @@
 use crate::Error;
 use crate::algo::params::{Param, Params, Pinned, Registered};
 use crate::algo::ring::{PointScheme, Ring, RingView, Tie};
-use crate::hash::StableHash;
+use crate::hash::{HashTag, StableHash};
 use crate::node::Node;
 
 /// A point scheme deployed by a peer, as the registry builds it.
@@ -36,6 +37,9 @@ pub(crate) trait Flavour: PointScheme + Sized {
 
     /// The [`Params`] it reads besides the hash, `max_points` included.
     const READS: &'static [Param];
+
+    /// The hash tag the peer always applies (redis-rb's).
+    const HASH_TAG: Option<HashTag> = None;
 }
 
 impl<S: Flavour> Registered for Ring<S> {
@@ -68,4 +72,6 @@ impl<S: Flavour> Registered for Ring<S> {
     }
 
     const READS: &'static [Param] = S::READS;
+
+    const HASH_TAG: Option<HashTag> = S::HASH_TAG;
 }

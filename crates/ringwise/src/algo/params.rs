@@ -9,7 +9,7 @@ use std::ops::RangeInclusive;
 
 use crate::Error;
 use crate::algo::ring::view::RingView;
-use crate::hash::StableHash;
+use crate::hash::{HashTag, StableHash};
 use crate::node::{Node, NodeId};
 use crate::placement::Placement;
 
@@ -142,6 +142,10 @@ pub(crate) trait Registered: Placement + Sized {
 
     /// The [`Params`] it reads besides the hash.
     const READS: &'static [Param] = &[];
+
+    /// The hash tag its peer always applies, used when a cluster sets
+    /// none (redis-rb's, go-redis's).
+    const HASH_TAG: Option<HashTag> = None;
 
     /// What a cluster file must keep to rebuild this snapshot exactly.
     /// No default: an algorithm whose snapshot follows from its nodes

@@ -255,14 +255,20 @@ impl<S: PointScheme> Ring<S> {
         listed: Vec<u32>,
         entries: Vec<Entry>,
     ) -> Self {
-        let ranks = tie_ranks(tie, &listed);
-        let (entries, index) = match ranks {
-            None => index::sort_entries(entries, (0..nodes.len() as NodeId).collect()),
+        let (labelled, ids) = match tie_ranks(tie, &listed) {
+            None => (entries, (0..nodes.len() as NodeId).collect()),
             Some((rank, id_of)) => {
                 let by_rank = entries
                     .into_iter()
                     .map(|e| e.with_owner(rank[e.owner as usize]));
-                index::sort_entries(by_rank.collect(), id_of)
+                (by_rank.collect(), id_of)
+            }
+        };
+        let (entries, index) = match scheme.predecessor() {
+            false => index::sort_entries(labelled, ids),
+            true => {
+                let (sorted, _) = index::sort_entries(labelled, ids.clone());
+                index::sort_entries(successor_form(sorted, scheme.width()), ids)
             }
         };
         Ring {
@@ -372,7 +378,7 @@ impl<S: PointScheme> Ring<S> {
             nodes: &nodes,
             listed: &listed,
         };
-        if !self.scheme.independent() {
+        if self.regenerates() {
             // Everyone's points may change: make them all again.
             let mut given = given;
             let entries = generate(&self.scheme, &members, self.max_points, |id| {
@@ -415,7 +421,7 @@ impl<S: PointScheme> Ring<S> {
         for position in &mut listed {
             *position -= u32::from(*position > gone);
         }
-        if !self.scheme.independent() {
+        if self.regenerates() {
             let members = Members {
                 nodes: &nodes,
                 listed: &listed,
@@ -425,6 +431,13 @@ impl<S: PointScheme> Ring<S> {
         }
         let (entries, index) = self.index.left(&self.entries, at);
         Ok(self.snapshot(nodes, listed, entries, index))
+    }
+
+    /// Whether a membership change makes every point again: when a node's
+    /// points depend on the others (the counts of ketama-style schemes), or
+    /// when the ring is stored in successor form (a predecessor scheme).
+    fn regenerates(&self) -> bool {
+        !self.scheme.independent() || self.scheme.predecessor()
     }
 
     /// [`Ring::assemble`] with this ring's scheme, tie rule and budget.
@@ -822,6 +835,48 @@ fn tie_ranks(tie: Tie, listed: &[u32]) -> Option<(Vec<u32>, Vec<NodeId>)> {
         id_of[r as usize] = id as NodeId;
     }
     Some((rank, id_of))
+}
+
+/// A predecessor ring (a key belongs to the greatest point `<=` its hash,
+/// wrapping to the last point) rewritten for the successor lookup every
+/// ring shares: each run of equal points (sorted, labels in tie order)
+/// moves to the last key position before the next distinct point, so it
+/// owns exactly the keys from itself up to that point, and the last run,
+/// moved to just before the first point, owns the wrap. O(P); the caller
+/// sorts again (the last run comes first).
+///
+/// Worked example, 32-bit points 10 (A), 20 (B), 30 (A): Dalli gives keys
+/// 10..=19 to A, 20..=29 to B, 30 and above and 0..=9 to A (the wrap to
+/// the last point). In successor form A's first point ends the cell of
+/// 19, B's the cell of 29, A's last the cell of 9: first point `>=` key 5
+/// is `cell 9` (A), of key 25 `cell 29` (B), of key 35 none, wrapping to
+/// the smallest, `cell 9` (A). Equal points keep their labels, so the tie
+/// rule still picks the owner.
+fn successor_form(sorted: Vec<Entry>, width: Width) -> Vec<Entry> {
+    // The first key position a point owns: a 32-bit point its cell's
+    // start, any other the point itself.
+    let first_key = |point: u64| match width {
+        Width::U32 => u64::from(crate::hash::cell_value(point)) << 32,
+        _ => point,
+    };
+    let mut moved = Vec::with_capacity(sorted.len());
+    let mut start = 0;
+    while start < sorted.len() {
+        let point = sorted[start].point;
+        let run = sorted[start..]
+            .iter()
+            .take_while(|e| e.point == point)
+            .count();
+        let end = start + run;
+        let next = sorted.get(end).unwrap_or(&sorted[0]).point;
+        let last = first_key(next).wrapping_sub(1);
+        moved.extend(sorted[start..end].iter().map(|e| Entry {
+            point: last,
+            owner: e.owner,
+        }));
+        start = end;
+    }
+    moved
 }
 
 /// A ring's nodes whose points are not the ones the seed recipe makes

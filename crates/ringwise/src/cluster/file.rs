@@ -371,8 +371,11 @@ impl ClusterSpec {
                 let _ = writeln!(out, "secret = {}", quoted(&hex));
             }
         }
-        if let Some(tag) = self.hash_tag {
-            let _ = writeln!(out, "hash_tag = {}", quoted(&tag.delimiters()));
+        // The algorithm's own tag (redis-rb's, go-redis's) goes without
+        // saying; no tag where it has one is written `""`.
+        if self.hash_tag != self.algorithm.default_hash_tag() {
+            let tag = self.hash_tag.map(|t| t.delimiters()).unwrap_or_default();
+            let _ = writeln!(out, "hash_tag = {}", quoted(&tag));
         }
         if let Some(epsilon) = self.epsilon {
             let _ = writeln!(out, "epsilon = {epsilon:?}");

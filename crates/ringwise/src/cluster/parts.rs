@@ -43,7 +43,9 @@ pub struct Settings {
     pub hash: Option<String>,
     /// The `siphash` secret, 32 hex digits.
     pub secret: Option<String>,
-    /// Hash only the part of keys between these two characters.
+    /// Hash only the part of keys between these two characters (`"^{}"`:
+    /// only at a line start); `""` for no tag where the algorithm's peer
+    /// has one; unset: the algorithm's own ([`Algorithm::default_hash_tag`]).
     pub hash_tag: Option<String>,
     /// Bounded loads' epsilon, above 0.
     pub epsilon: Option<f64>,
@@ -261,8 +263,10 @@ impl ClusterSpec {
         }
         params.hash = hash_of(settings, algorithm, &params)?;
         let hash_tag = match &settings.hash_tag {
+            // `""`: no tag, also where the algorithm's peer has one.
+            Some(tag) if tag.is_empty() => None,
             Some(tag) => Some(HashTag::new(tag).map_err(|e| reject(Part::HashTag, e))?),
-            None => None,
+            None => algorithm.default_hash_tag(),
         };
         if params.vnodes == 0 || params.vnodes > crate::MAX_VNODES {
             let e = Error::InvalidVnodes {

@@ -96,6 +96,18 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)
 }
 
+/// pecl memcache's `fnv` (`mmc_hash_fnv1a` in `memcache_pool.c`): 32-bit
+/// FNV-1a (offset basis `0x811c9dc5`, prime `0x01000193`, xor then
+/// multiply), each byte read as a C `char` and cast to `unsigned int`. On
+/// x86, where `char` is signed (Debian's amd64 package), a byte of `0x80`
+/// or more is sign-extended: `0xE9` is xored in as `0xFFFFFFE9`. ASCII
+/// keys hash as textbook FNV-1a; `"a"` gives `0xe40c292c`.
+pub fn fnv1a32_php(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ (b as i8 as i32 as u32)).wrapping_mul(0x0100_0193)
+    })
+}
+
 /// twemproxy's and libmemcached's `fnv1a_64`, which is 32-bit: the state
 /// starts at the low half of the 64-bit offset basis, the multiplier is
 /// 64-bit FNV's `0x1b3` taken mod 2^32, and bytes are read as C's signed

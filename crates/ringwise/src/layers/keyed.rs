@@ -14,8 +14,7 @@
 
 use std::fmt::Write as _;
 
-use crate::Error;
-use crate::hash::{KeyHasher, StableHash};
+use crate::hash::{HashTag, KeyHasher, StableHash};
 use crate::node::NodeId;
 use crate::placement::Placement;
 use crate::stats::PlacementStats;
@@ -31,51 +30,6 @@ pub struct Keyed<P, H = StableHash> {
     placement: P,
     hasher: H,
     tag: Option<HashTag>,
-}
-
-/// A hash tag, as twemproxy's `hash_tag: "{}"` and Redis Cluster's braces:
-/// when a key holds the opening byte and, after it, the closing byte with
-/// something between, only the bytes between are hashed, so
-/// `user:{42}:cart` and `user:{42}:profile` land together. A key without a
-/// complete, non-empty tag is hashed whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HashTag {
-    open: u8,
-    close: u8,
-}
-
-impl HashTag {
-    /// A tag from its two delimiter characters, e.g. `"{}"`.
-    pub fn new(delimiters: &str) -> Result<Self, Error> {
-        match delimiters.as_bytes() {
-            &[open, close] if open.is_ascii() && close.is_ascii() => Ok(HashTag { open, close }),
-            _ => Err(Error::InvalidParameter {
-                algorithm: "keys",
-                parameter: "hash_tag",
-                value: format!("{delimiters:?}"),
-                expected: "two ASCII characters, the tag's opening and closing one, e.g. \"{}\"",
-            }),
-        }
-    }
-
-    /// The bytes of `key` that are hashed: the first tag's content, or the
-    /// whole key.
-    #[inline]
-    pub fn hashed<'k>(&self, key: &'k [u8]) -> &'k [u8] {
-        let Some(start) = key.iter().position(|&b| b == self.open) else {
-            return key;
-        };
-        let rest = &key[start + 1..];
-        match rest.iter().position(|&b| b == self.close) {
-            Some(len) if len > 0 => &rest[..len],
-            _ => key,
-        }
-    }
-
-    /// The two delimiters as written.
-    pub fn delimiters(&self) -> String {
-        String::from_utf8_lossy(&[self.open, self.close]).into_owned()
-    }
 }
 
 impl<P: Placement, H: KeyHasher> Keyed<P, H> {

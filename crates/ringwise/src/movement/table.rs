@@ -10,12 +10,18 @@
 //! exactly `2^-14` of the space; maglev's `M` = 65537 gives slots of
 //! `281470681808895` or one more hash.
 //!
+//! php-memcache's 1024 buckets are such a table too: bucket `b` receives
+//! the keys whose 32-bit hash is `b` modulo 1024, exactly 2^-10 of them
+//! (`diff_buckets`).
+//!
 //! Cost: O(M) owner reads (one array read each).
 
 use std::collections::BTreeMap;
 
 use super::report::{Method, MovedRange, Movement, Names};
 use crate::algo::AnyPlacement;
+use crate::algo::php_memcache::PhpMemcache;
+use crate::node::NodeId;
 use crate::placement::Placement;
 
 /// The table size both snapshots share, if both are slot tables.
@@ -35,10 +41,28 @@ fn hashes_in(slot: u64, size: u64) -> u128 {
 }
 
 pub(super) fn diff(old: &AnyPlacement, new: &AnyPlacement, size: u64, names: Names) -> Movement {
+    diff_slots(|s| old.owner(s), |s| new.owner(s), size, names)
+}
+
+/// Two php-memcache snapshots: their 1024 buckets, each `h % 1024` of the
+/// 32-bit key hash, so each exactly 2^-10 of the keys, as a table's slot.
+pub(super) fn diff_buckets(old: &PhpMemcache, new: &PhpMemcache, names: Names) -> Movement {
+    let size = u64::from(crate::algo::php_memcache::BUCKETS);
+    diff_slots(|b| old.bucket(b), |b| new.bucket(b), size, names)
+}
+
+/// The slot-by-slot comparison of two tables of `size` slots, given each
+/// slot's owner.
+fn diff_slots(
+    old: impl Fn(u64) -> Option<NodeId>,
+    new: impl Fn(u64) -> Option<NodeId>,
+    size: u64,
+    names: Names,
+) -> Movement {
     let mut ranges: Vec<MovedRange> = Vec::new();
     let mut flows: BTreeMap<(u32, u32), u128> = BTreeMap::new();
     for slot in 0..size {
-        let (Some(a), Some(b)) = (old.owner(slot), new.owner(slot)) else {
+        let (Some(a), Some(b)) = (old(slot), new(slot)) else {
             continue;
         };
         let (from, to) = (names.old(a), names.new_index(b));

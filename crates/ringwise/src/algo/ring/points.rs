@@ -65,6 +65,16 @@ pub trait PointScheme: Clone + fmt::Debug + Send + Sync {
     fn shares_given_points(&self) -> bool {
         false
     }
+
+    /// True when the peer gives a key to the greatest point `<=` its hash,
+    /// wrapping to the last point (Dalli, redis-rb), instead of the first
+    /// point `>=` it. The ring stores such a ring in successor form (each
+    /// point moved to the last key it owns, `ring.rs`, `successor_form`),
+    /// where a point's position depends on the next point, so every
+    /// membership change regenerates it, whatever [`Self::independent`] says.
+    fn predecessor(&self) -> bool {
+        false
+    }
 }
 
 /// The members a scheme makes points for: the node table (name order) and
