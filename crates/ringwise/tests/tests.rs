@@ -30,6 +30,7 @@ mod compat_vectors;
 mod conformance;
 mod envoy_rendezvous_vectors;
 mod fliphash_vectors;
+mod go_redis_vectors;
 mod hash_vectors;
 mod issue24;
 mod jump_properties;
