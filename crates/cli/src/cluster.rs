@@ -143,6 +143,11 @@ impl ClusterArgs {
         // it, the build refuses the pair (exit 2, naming --algo/--hash).
         let keep_hash = spec.hash_named;
         if let Some(algorithm) = self.algo.algo {
+            // A tag that was only the old algorithm's default becomes the
+            // new one's (go-redis's `{}`, redis-rb's `^{}`).
+            if spec.hash_tag == spec.algorithm.default_hash_tag() {
+                spec.hash_tag = algorithm.default_hash_tag();
+            }
             spec.algorithm = algorithm;
         }
         let algorithm = spec.algorithm;

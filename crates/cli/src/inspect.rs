@@ -125,7 +125,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
             )));
         }
     };
-    let points = ring.map_or(0, |r| r.point_count());
+    // A ring's points, or those of the tree or ring behind a placement
+    // with exact shares (haproxy, php-memcache's buckets).
+    let points = ring.map_or_else(
+        || stats.nodes.iter().map(|n| n.points as usize).sum(),
+        |r| r.point_count(),
+    );
     if let Some(path) = &args.svg {
         // What the placement is made of: points, table slots, or nodes only.
         let parts = match (ring, keyed.placement().table_size()) {

@@ -244,6 +244,7 @@ struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/envoy.md")]
 #[doc = include_str!("../../../docs/grpc.md")]
 #[doc = include_str!("../../../docs/varnish.md")]
+#[doc = include_str!("../../../docs/clients.md")]
 #[doc = include_str!("../../../docs/cassandra.md")]
 #[doc = include_str!("../../../docs/redis-cluster.md")]
 #[doc = include_str!("../../../docs/exit-codes.md")]
