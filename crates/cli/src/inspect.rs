@@ -83,6 +83,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             spec.params.hash,
             StableHash::Fnv1a64
                 | StableHash::Fnv1a64Twemproxy
+                | StableHash::Fnv1a32Php
                 | StableHash::Sdbm
                 | StableHash::Djb2
                 | StableHash::Wt6
@@ -90,7 +91,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     // Exact shares (a ring's arcs, a table's entries) are of the hash
     // space, which FNV's keys do not fill evenly.
     let exact = ring.is_some()
-        || matches!(keyed.placement(), AnyPlacement::Haproxy(_))
+        || matches!(
+            keyed.placement(),
+            AnyPlacement::Haproxy(_) | AnyPlacement::PhpMemcache(_)
+        )
         || keyed
             .placement()
             .table_size()

@@ -380,6 +380,9 @@ fn every_algorithm_plans_and_says_how_exactly() {
             "dx",
             "slots",
             "multiprobe",
+            "redis-rb",
+            "groupcache",
+            "go-redis",
         ];
         if weightless.contains(&algorithm) {
             assert_eq!(out.status.code(), Some(2), "{algorithm}");
@@ -907,6 +910,9 @@ fn inspect_draws_every_algorithm_as_an_svg_rsvg_renders() {
                 | "grpc-ring"
                 | "cassandra"
                 | "varnish-shard"
+                | "dalli"
+                | "redis-rb"
+                | "groupcache"
         );
         assert_eq!(picture.contains("inner band: zones"), ring, "{algorithm}");
         if ring {

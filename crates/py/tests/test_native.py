@@ -132,6 +132,11 @@ def test_convenience_classes():
         (ringwise.VarnishShard, "varnish-shard"),
         (ringwise.EnvoyRendezvous, "envoy-rendezvous"),
         (ringwise.Haproxy, "haproxy"),
+        (ringwise.Dalli, "dalli"),
+        (ringwise.RedisRb, "redis-rb"),
+        (ringwise.Groupcache, "groupcache"),
+        (ringwise.PhpMemcache, "php-memcache"),
+        (ringwise.GoRedis, "go-redis"),
     ]:
         p = cls(["a", "b"])
         assert isinstance(p, Placement) and isinstance(p, cls)

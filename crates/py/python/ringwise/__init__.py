@@ -298,6 +298,65 @@ class EnvoyRendezvous(metaclass=_AlgorithmClass):
     algorithm = "envoy-rendezvous"
 
 
+class Dalli(metaclass=_AlgorithmClass):
+    """Dalli's continuum (Ruby's memcached client): nodes named
+    ``host:port``, ``floor(N·160·w / W)`` SHA-1 points each, a key to the
+    greatest point ``<=`` its CRC-32.
+
+    >>> Dalli(["10.0.0.1:11211", ("10.0.0.2:11211", 2)]).stats()["points"]
+    319
+    """
+
+    algorithm = "dalli"
+
+
+class RedisRb(metaclass=_AlgorithmClass):
+    """redis-rb's ``Redis::Distributed``: nodes named by their client id
+    (``redis://host:port/db``), 160 CRC-32 points each, redis-rb's
+    ``{tag}`` rule at the start of a key.
+
+    >>> r = RedisRb(["redis://10.0.0.1:6379/0", "redis://10.0.0.2:6379/0"])
+    >>> r.locate("{user:1}:cart") == r.locate("{user:1}:profile")
+    True
+    """
+
+    algorithm = "redis-rb"
+
+
+class Groupcache(metaclass=_AlgorithmClass):
+    """groupcache's ``consistenthash``: ``groupcache_replicas`` points per
+    peer (default 50), ``crc32(itoa(i) + peer)``.
+
+    >>> Groupcache(["http://10.0.0.1:8080", "http://10.0.0.2:8080"]).stats()["points"]
+    100
+    """
+
+    algorithm = "groupcache"
+
+
+class PhpMemcache(metaclass=_AlgorithmClass):
+    """pecl memcache's ``hash_strategy = consistent``: ``160·weight`` points
+    per ``host:port``, keys through 1024 buckets; ``hash="fnv1a32-php"``
+    for ``hash_function = fnv``.
+
+    >>> PhpMemcache(["10.0.0.1:11211", ("10.0.0.2:11211", 2)]).stats()["points"]
+    480
+    """
+
+    algorithm = "php-memcache"
+
+
+class GoRedis(metaclass=_AlgorithmClass):
+    """go-redis ``Ring``'s rendezvous (go-rendezvous): shard names hashed
+    with xxh64, keys through Redis Cluster's ``{}`` tag.
+
+    >>> GoRedis(["shard1", "shard2", "shard3"]).locate("user:1")
+    'shard2'
+    """
+
+    algorithm = "go-redis"
+
+
 __all__ = [
     "ALGORITHMS",
     "FLAVORS",
@@ -306,6 +365,7 @@ __all__ = [
     "Binomial",
     "Cassandra",
     "ClusterFileError",
+    "Dalli",
     "DuplicateNodeError",
     "Dx",
     "EmptyError",
@@ -313,6 +373,8 @@ __all__ = [
     "EnvoyRing",
     "Error",
     "FlipHash",
+    "GoRedis",
+    "Groupcache",
     "GrpcRing",
     "Haproxy",
     "InvalidLayoutError",
@@ -329,7 +391,9 @@ __all__ = [
     "Memento",
     "MultiProbe",
     "Nginx",
+    "PhpMemcache",
     "Placement",
+    "RedisRb",
     "Rendezvous",
     "Ring",
     "Slots",
