@@ -41,7 +41,7 @@ use crate::Error;
 use crate::algo::flavour::Flavour;
 use crate::algo::ketama::whole_weight;
 use crate::algo::params::{Param, Params};
-use crate::algo::ring::{Members, PointScheme, Width};
+use crate::algo::ring::{Members, PointScheme, Width, numbered_texts};
 use crate::hash::{StableHash, cell_point};
 use crate::node::Node;
 
@@ -73,13 +73,8 @@ impl PointScheme for Dalli {
     }
 
     fn points(&self, node: &Node, count: u64, out: &mut Vec<u64>) -> Result<(), Error> {
-        let mut text = format!("{}:", node.name).into_bytes();
-        let prefix = text.len();
-        for i in 0..count {
-            text.truncate(prefix);
-            text.extend_from_slice(i.to_string().as_bytes());
-            out.push(cell_point(sha1_point(&text), true));
-        }
+        let point = |text: &[u8]| out.push(cell_point(sha1_point(text), true));
+        numbered_texts(node.name.as_bytes(), b":", count, point);
         Ok(())
     }
 

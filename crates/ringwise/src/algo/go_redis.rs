@@ -38,6 +38,7 @@ use xxhash_rust::xxh64::xxh64;
 
 use crate::Error;
 use crate::algo::envoy_rendezvous::EnvoyRendezvous;
+use crate::algo::ketama::unweighted_count;
 use crate::algo::params::{Params, Pinned, Registered};
 use crate::hash::{HashTag, StableHash};
 use crate::node::{Node, NodeId, NodeTable};
@@ -158,15 +159,8 @@ impl Placement for GoRedis {
 
 /// go-redis has no weights.
 fn check_unweighted(node: &Node) -> Result<(), Error> {
-    match node.weight == 1.0 {
-        true => Ok(()),
-        false => Err(Error::Unsupported {
-            algorithm: "go-redis",
-            operation: format!("weigh node {:?} {}", node.name, node.weight),
-            reason: "go-redis Ring has no weights: give every shard weight 1",
-            node: Some(node.name.clone()),
-        }),
-    }
+    let reason = "go-redis Ring has no weights: give every shard weight 1";
+    unweighted_count("go-redis", node, 1, reason).map(drop)
 }
 
 impl Registered for GoRedis {

@@ -29,6 +29,7 @@
 
 use crate::Error;
 use crate::algo::flavour::Flavour;
+use crate::algo::ketama::unweighted_count;
 use crate::algo::params::{Param, Params};
 use crate::algo::ring::{Members, PointScheme, Tie, Width};
 use crate::hash::{StableHash, cell_point, crc32};
@@ -62,15 +63,8 @@ impl Groupcache {
 
 impl PointScheme for Groupcache {
     fn counts(&self, members: &Members<'_>) -> Result<Vec<u64>, Error> {
-        let count = |n: &Node| match n.weight == 1.0 {
-            true => Ok(u64::from(self.replicas)),
-            false => Err(Error::Unsupported {
-                algorithm: "groupcache",
-                operation: format!("weigh node {:?} {}", n.name, n.weight),
-                reason: "consistenthash has no weights: every peer takes `replicas` points",
-                node: Some(n.name.clone()),
-            }),
-        };
+        let reason = "consistenthash has no weights: every peer takes `replicas` points";
+        let count = |n: &Node| unweighted_count("groupcache", n, self.replicas.into(), reason);
         members.nodes.iter().map(count).collect()
     }
 

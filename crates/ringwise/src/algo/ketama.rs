@@ -130,6 +130,25 @@ pub(crate) fn whole_weight(algorithm: &'static str, node: &Node) -> Result<u64, 
     })
 }
 
+/// `count` points for a node of weight 1; refuses any other weight in the
+/// name of `algorithm`, whose peer has no weights (`reason` says so).
+pub(crate) fn unweighted_count(
+    algorithm: &'static str,
+    node: &Node,
+    count: u64,
+    reason: &'static str,
+) -> Result<u64, Error> {
+    if node.weight == 1.0 {
+        return Ok(count);
+    }
+    Err(Error::Unsupported {
+        algorithm,
+        operation: format!("weigh node {:?} {}", node.name, node.weight),
+        reason,
+        node: Some(node.name.clone()),
+    })
+}
+
 /// Ketama's points, in one client's flavour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Ketama {

@@ -43,7 +43,7 @@
 use crate::Error;
 use crate::algo::ketama::whole_weight;
 use crate::algo::params::{Param, Params, Pinned, Registered};
-use crate::algo::ring::{Members, PointScheme, Ring, Tie, Width};
+use crate::algo::ring::{Members, PointScheme, Ring, Tie, Width, numbered_texts};
 use crate::hash::{KeyHasher, StableHash, cell_key, cell_point, cell_value};
 use crate::node::{Node, NodeId, NodeTable};
 use crate::placement::Placement;
@@ -71,13 +71,8 @@ impl PointScheme for PhpPoints {
     }
 
     fn points(&self, node: &Node, count: u64, out: &mut Vec<u64>) -> Result<(), Error> {
-        let mut text = format!("{}-", node.name).into_bytes();
-        let prefix = text.len();
-        for i in 0..count {
-            text.truncate(prefix);
-            text.extend_from_slice(i.to_string().as_bytes());
-            out.push(cell_point(cell_value(self.hash.hash(&text)), true));
-        }
+        let point = |text: &[u8]| out.push(cell_point(cell_value(self.hash.hash(text)), true));
+        numbered_texts(node.name.as_bytes(), b"-", count, point);
         Ok(())
     }
 

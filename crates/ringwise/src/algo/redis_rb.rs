@@ -35,8 +35,9 @@
 
 use crate::Error;
 use crate::algo::flavour::Flavour;
+use crate::algo::ketama::unweighted_count;
 use crate::algo::params::{Param, Params};
-use crate::algo::ring::{Members, PointScheme, Tie, Width};
+use crate::algo::ring::{Members, PointScheme, Tie, Width, numbered_texts};
 use crate::hash::{HashTag, StableHash, cell_point, crc32};
 use crate::node::Node;
 
@@ -49,26 +50,14 @@ pub struct RedisRb;
 
 impl PointScheme for RedisRb {
     fn counts(&self, members: &Members<'_>) -> Result<Vec<u64>, Error> {
-        let count = |n: &Node| match n.weight == 1.0 {
-            true => Ok(POINTS_PER_NODE),
-            false => Err(Error::Unsupported {
-                algorithm: "redis-rb",
-                operation: format!("weigh node {:?} {}", n.name, n.weight),
-                reason: "Redis::Distributed has no weights: every node takes 160 points",
-                node: Some(n.name.clone()),
-            }),
-        };
+        let reason = "Redis::Distributed has no weights: every node takes 160 points";
+        let count = |n: &Node| unweighted_count("redis-rb", n, POINTS_PER_NODE, reason);
         members.nodes.iter().map(count).collect()
     }
 
     fn points(&self, node: &Node, count: u64, out: &mut Vec<u64>) -> Result<(), Error> {
-        let mut text = format!("{}:", node.name).into_bytes();
-        let prefix = text.len();
-        for i in 0..count {
-            text.truncate(prefix);
-            text.extend_from_slice(i.to_string().as_bytes());
-            out.push(cell_point(crc32(&text), true));
-        }
+        let point = |text: &[u8]| out.push(cell_point(crc32(text), true));
+        numbered_texts(node.name.as_bytes(), b":", count, point);
         Ok(())
     }
 
