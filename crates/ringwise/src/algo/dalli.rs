@@ -4,7 +4,11 @@
 //! `lib/dalli/ring.rb` (`build_continuum`, `entry_count_for`,
 //! `server_for_hash_key`, `hash_for`) and
 //! `lib/dalli/protocol/server_config_parser.rb` (the server name and
-//! weight); 2.7 computes the same.
+//! weight). Dalli 2.x computes the same: 2.7.11 hashes `"#{server.name}:#{idx}"`
+//! with the same `name`, 2.0.0 `"#{hostname}:#{port}:#{idx}"`, the same text
+//! for a TCP server (2.0 splits `host:port:weight` on every colon, so it has
+//! no IPv6 or unix-socket servers); both look up the greatest point `<=`
+//! the key's CRC-32 with their own binary search.
 //!
 //! How it works: a server is named `host:port` (`10.0.0.1:11211`; a
 //! server string without a port gets 11211, `[::1]:11211` is named
