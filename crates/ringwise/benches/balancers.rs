@@ -14,14 +14,12 @@
 //! time / 4096 is ns per key. Run: `cargo bench -p ringwise --bench
 //! balancers`.
 
-use std::hint::black_box;
-
 use criterion::{Criterion, criterion_group, criterion_main};
-use ringwise::{Algorithm, AnyPlacement, KeyHasher, Keyed, Node, Params, Placement};
+use ringwise::{Algorithm, AnyPlacement, Keyed, Node, Params};
 
 #[path = "support/side_by_side.rs"]
 mod side_by_side;
-use side_by_side::{KEYS, Lookup, hash_row, measure, ringwise_rows};
+use side_by_side::{KEYS, Lookup, placement_group};
 
 /// The balancers measured, by registry name.
 ///
@@ -55,18 +53,8 @@ fn balancers(c: &mut Criterion) {
         let hash = algorithm.default_hash();
         for servers in SERVERS {
             let keyed = lookup(algorithm, servers);
-            let hashes: Vec<u64> = keys.iter().map(|key| keyed.hash(key.as_bytes())).collect();
-            let mut rows = vec![hash_row("key_hash_alone", move |k| hash.hash(k), &keys)];
-            rows.extend(ringwise_rows(&keyed, &keys));
-            // The lookup without the hash: where the time above it goes.
-            let prehashed = || {
-                for &h in &hashes {
-                    black_box(keyed.placement().owner(black_box(h)));
-                }
-            };
-            rows.push(("ringwise_owner_prehashed", Box::new(prehashed)));
             println!("{name} on {servers} servers, key hash {}", hash.name());
-            measure(c, &format!("{name}_{servers}"), rows);
+            placement_group(c, &format!("{name}_{servers}"), &keyed, &keys);
         }
     }
 }

@@ -19,11 +19,11 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ringwise::{Algorithm, AnyPlacement, ClusterSpec, KeyHasher, Node, Params, Placement, diff};
+use ringwise::{Algorithm, AnyPlacement, ClusterSpec, Node, Params, diff};
 
 #[path = "support/side_by_side.rs"]
 mod side_by_side;
-use side_by_side::{KEYS, Lookup, hash_row, measure, ringwise_rows};
+use side_by_side::{KEYS, Lookup, placement_group};
 
 /// The clients measured, by registry name.
 const CLIENTS: &[&str] = &[
@@ -59,18 +59,8 @@ fn clients(c: &mut Criterion) {
         let hash = algorithm.default_hash();
         for servers in SERVERS {
             let keyed = lookup(algorithm, servers);
-            let hashes: Vec<u64> = keys.iter().map(|key| keyed.hash(key.as_bytes())).collect();
-            let mut rows = vec![hash_row("key_hash_alone", move |k| hash.hash(k), &keys)];
-            rows.extend(ringwise_rows(&keyed, &keys));
-            // The lookup without the hash: where the time above it goes.
-            let prehashed = || {
-                for &h in &hashes {
-                    black_box(keyed.placement().owner(black_box(h)));
-                }
-            };
-            rows.push(("ringwise_owner_prehashed", Box::new(prehashed)));
             println!("{name} on {servers} servers, key hash {}", hash.name());
-            measure(c, &format!("{name}_{servers}"), rows);
+            placement_group(c, &format!("{name}_{servers}"), &keyed, &keys);
         }
     }
 }

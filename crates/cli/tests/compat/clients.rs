@@ -27,14 +27,14 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::process::{self, Guard, free_port, scratch_dir};
-use super::twemproxy::{READY_WITHIN, Running, memcached};
+use super::process::{self, free_port};
+use super::twemproxy::{READY_WITHIN, Running, held, memcached};
 use super::{Rng, assert_agree, cluster_file, peer_file, random_keys, repo_root, ringwise_lookup};
 use crate::support::{TempDir, assert_success, ringwise, stdout};
 
@@ -76,18 +76,22 @@ fn cluster(header: &str, servers: &[Server], name: impl Fn(&Server) -> String) -
     cluster_file(header, &nodes)
 }
 
-/// The memcached servers of a list, once each answers with its own pid;
-/// `None` when one could not start (a port taken in between).
-fn memcacheds(servers: &[Server]) -> Option<Vec<Running>> {
-    let deadline = Instant::now() + READY_WITHIN;
-    let mut running: Vec<Running> = servers.iter().map(|s| memcached(s.port)).collect();
-    for server in &mut running {
-        if let Err(why) = server.ready(deadline) {
-            println!("a memcached did not start, drawing the list again: {why}");
-            return None;
+/// A list of `servers(rng, max_weight)` and its memcached servers, once each answers with its own
+/// pid; a list whose servers could not start (a port taken in between) is
+/// drawn again.
+fn memcached_list(rng: &mut Rng, max_weight: usize) -> (Vec<Server>, Vec<Running>) {
+    'draw: loop {
+        let list = servers(rng, max_weight);
+        let deadline = Instant::now() + READY_WITHIN;
+        let mut running: Vec<Running> = list.iter().map(|s| memcached(s.port)).collect();
+        for server in &mut running {
+            if let Err(why) = server.ready(deadline) {
+                println!("a memcached did not start, drawing the list again: {why}");
+                continue 'draw;
+            }
         }
+        return (list, running);
     }
-    Some(running)
 }
 
 fn connect(port: u16) -> std::io::Result<(TcpStream, BufReader<TcpStream>)> {
@@ -104,37 +108,6 @@ fn read_line(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
         line.truncate(line.len() - 2);
     }
     Ok(line)
-}
-
-/// Which of `keys` the memcached on `port` holds (`get`, pipelined, any
-/// flags); each held value must be the key.
-fn held_by_memcached(port: u16, keys: &[String]) -> std::io::Result<Vec<bool>> {
-    let (mut stream, mut reader) = connect(port)?;
-    let mut held = Vec::with_capacity(keys.len());
-    for batch in keys.chunks(BATCH) {
-        let requests: String = batch.iter().map(|k| format!("get {k}\r\n")).collect();
-        stream.write_all(requests.as_bytes())?;
-        for key in batch {
-            let line = String::from_utf8_lossy(&read_line(&mut reader)?).into_owned();
-            if line == "END" {
-                held.push(false);
-                continue;
-            }
-            let length: usize = (line.strip_prefix(&format!("VALUE {key} ")))
-                .and_then(|rest| rest.split(' ').nth(1)?.parse().ok())
-                .unwrap_or_else(|| panic!("memcached {port}, `get {key:?}`: {line:?}"));
-            let mut value = vec![0; length + 2];
-            reader.read_exact(&mut value)?;
-            assert_eq!(&value[..length], key.as_bytes(), "the value of {key:?}");
-            assert_eq!(
-                read_line(&mut reader)?,
-                b"END",
-                "after the value of {key:?}"
-            );
-            held.push(true);
-        }
-    }
-    Ok(held)
 }
 
 /// Which of `keys` the redis-server on `port` holds (`EXISTS`, pipelined).
@@ -266,14 +239,9 @@ fn dalli_agrees() {
     let mut rng = Rng(0xDA11_1000);
     for _ in 0..LISTS {
         let keys = random_keys(&mut rng, KEYS);
-        let (list, running) = loop {
-            let list = servers(&mut rng, 10);
-            if let Some(running) = memcacheds(&list) {
-                break (list, running);
-            }
-        };
+        let (list, running) = memcached_list(&mut rng, 10);
         run(&mut dalli("set", &list), dir.path(), &keys);
-        let theirs = holders(&list, &keys, held_by_memcached, Server::address);
+        let theirs = holders(&list, &keys, held, Server::address);
         let file = cluster("algorithm = \"dalli\"", &list, Server::address);
         let ours = ringwise_lookup(Path::new(&dir.write("dalli.toml", &file)), &keys);
         assert_agree(&format!("dalli, {list:?}"), &keys, &theirs, &ours);
@@ -292,14 +260,9 @@ fn php_memcache_agrees() {
     {
         let keys = random_keys(&mut rng, KEYS);
         assert!(keys.iter().any(|k| !k.is_ascii()), "some non-ASCII keys");
-        let (list, running) = loop {
-            let list = servers(&mut rng, 10);
-            if let Some(running) = memcacheds(&list) {
-                break (list, running);
-            }
-        };
+        let (list, running) = memcached_list(&mut rng, 10);
         run(&mut php(function, "set", &list), dir.path(), &keys);
-        let theirs = holders(&list, &keys, held_by_memcached, Server::address);
+        let theirs = holders(&list, &keys, held, Server::address);
         let header = format!("algorithm = \"php-memcache\"\nhash = \"{hash}\"");
         let file = cluster(&header, &list, Server::address);
         let ours = ringwise_lookup(Path::new(&dir.write("php.toml", &file)), &keys);
@@ -313,48 +276,23 @@ fn php_memcache_agrees() {
     }
 }
 
-/// A plain `redis-server` (no cluster mode) on `port`, its directory its
-/// own, killed by its pid when dropped.
-fn redis_server(port: u16) -> Guard {
-    let dir = scratch_dir("ringwise-redis-rb");
-    let log = File::create(dir.join("redis.log")).expect("create the log file");
-    let mut command = process::server("redis-server");
-    command
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .arg("--dir")
-        .arg(&dir)
-        .args(["--save", "", "--appendonly", "no"])
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().expect("clone the log handle"))
-        .stderr(log);
-    Guard::spawn(&mut command, dir, HINT)
-}
-
-/// The list's redis servers, once each answers PING; `None` when one
-/// could not start.
-fn redis_servers(servers: &[Server]) -> Option<Vec<Guard>> {
-    let deadline = Instant::now() + READY_WITHIN;
-    let mut running: Vec<Guard> = servers.iter().map(|s| redis_server(s.port)).collect();
-    for (server, guard) in servers.iter().zip(&mut running) {
-        loop {
-            let pong = connect(server.port).and_then(|(mut stream, mut reader)| {
-                stream.write_all(b"PING\r\n")?;
-                read_line(&mut reader)
-            });
-            if pong.is_ok_and(|line| line == b"+PONG") {
-                break;
+/// 2 to 10 plain redis servers, once each answers PING; a set one of
+/// whose servers could not start is made again.
+fn redis_servers(rng: &mut Rng) -> Vec<super::redis::Server> {
+    'draw: loop {
+        let count = rng.between(2, 10);
+        let mut running: Vec<_> = (0..count)
+            .map(|_| super::redis::Server::spawn_plain("ringwise-redis-rb"))
+            .collect();
+        let deadline = Instant::now() + READY_WITHIN;
+        for server in &mut running {
+            if let Err(why) = server.ready(deadline) {
+                println!("a redis-server did not start, starting the set again: {why}");
+                continue 'draw;
             }
-            if guard.exited().is_some() || Instant::now() > deadline {
-                println!(
-                    "redis-server on {} did not start, drawing again",
-                    server.port
-                );
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
         }
+        return running;
     }
-    Some(running)
 }
 
 /// `random_keys`, a third of them with a `{tag}`: at the start (one of
@@ -380,14 +318,13 @@ fn redis_rb_agrees() {
     let id = |s: &Server| format!("redis://127.0.0.1:{}/0", s.port);
     for _ in 0..LISTS {
         let keys = tagged_keys(&mut rng);
-        let (list, running) = loop {
-            let list: Vec<Server> = (servers(&mut rng, 1).into_iter())
-                .map(|s| Server { weight: 1, ..s })
-                .collect();
-            if let Some(running) = redis_servers(&list) {
-                break (list, running);
-            }
-        };
+        let running = redis_servers(&mut rng);
+        let list: Vec<Server> = (running.iter())
+            .map(|r| Server {
+                port: r.port,
+                weight: 1,
+            })
+            .collect();
         let mut peer = ruby("redis_distributed.rb");
         // As an application writes them: without the database, which
         // redis-rb adds to the node's id.
@@ -441,15 +378,8 @@ fn dalli_to_groupcache_plan_is_exact() {
     const ROUTED: usize = 100_000;
     let dir = TempDir::create("compat-dalli-groupcache");
     let mut rng = Rng(0xDA11_6C0C);
-    let (list, running) = loop {
-        // Unweighted: groupcache has no weights.
-        let list: Vec<Server> = (servers(&mut rng, 1).into_iter())
-            .map(|s| Server { weight: 1, ..s })
-            .collect();
-        if let Some(running) = memcacheds(&list) {
-            break (list, running);
-        }
-    };
+    // Weight 1 (at most 1): groupcache has no weights.
+    let (list, running) = memcached_list(&mut rng, 1);
     let keys: Vec<String> = (0..ROUTED)
         .map(|i| format!("user:{i}:{}", rng.below(1 << 30)))
         .collect();

@@ -94,3 +94,22 @@ pub fn ringwise_rows<'a>(keyed: &'a Lookup, keys: &'a [String]) -> [Row<'a>; 2] 
         ("ringwise_owners_into", Box::new(batch)),
     ]
 }
+
+/// One placement's group, as the balancer and client benches measure it:
+/// its key hash alone, `owner` and `owners_into` through `keyed`, and the
+/// lookup of pre-computed hashes (where the time above the hash goes).
+#[allow(dead_code)] // the compat bench measures its own rows
+pub fn placement_group(c: &mut Criterion, name: &str, keyed: &Lookup, keys: &[String]) {
+    use ringwise::{KeyHasher, Placement};
+    let hash = *keyed.hasher();
+    let hashes: Vec<u64> = keys.iter().map(|key| keyed.hash(key.as_bytes())).collect();
+    let mut rows = vec![hash_row("key_hash_alone", move |k| hash.hash(k), keys)];
+    rows.extend(ringwise_rows(keyed, keys));
+    let prehashed = || {
+        for &h in &hashes {
+            black_box(keyed.placement().owner(black_box(h)));
+        }
+    };
+    rows.push(("ringwise_owner_prehashed", Box::new(prehashed)));
+    measure(c, name, rows);
+}

@@ -20,7 +20,8 @@ use super::process::{self, Guard, free_port, scratch_dir};
 const INSTALL_HINT: &str = "run scripts/install-test-deps (it installs the Debian package \
                             `redis-server`); this test is never skipped";
 
-/// A running `redis-server --cluster-enabled yes`.
+/// A running `redis-server`, in cluster mode unless made by
+/// [`Server::spawn_plain`].
 pub struct Server {
     process: Guard,
     pub port: u16,
@@ -30,14 +31,26 @@ impl Server {
     /// Starts a server (its scratch directory named after `tag`) without
     /// waiting for it.
     pub fn spawn(tag: &str) -> Server {
+        Server::spawn_with(tag, true)
+    }
+
+    /// A plain server, without cluster mode (a client-sharded pool's).
+    pub fn spawn_plain(tag: &str) -> Server {
+        Server::spawn_with(tag, false)
+    }
+
+    fn spawn_with(tag: &str, cluster: bool) -> Server {
         let dir = scratch_dir(tag);
         let log = File::create(dir.join("redis.log")).expect("create the log file");
         let port = free_port();
         let mut command = process::server("redis-server");
+        command.args(["--port", &port.to_string(), "--bind", "127.0.0.1"]);
+        if cluster {
+            command
+                .args(["--cluster-enabled", "yes", "--cluster-config-file"])
+                .arg(dir.join("nodes.conf"));
+        }
         command
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--cluster-enabled", "yes", "--cluster-config-file"])
-            .arg(dir.join("nodes.conf"))
             .arg("--dir")
             .arg(&dir)
             .args(["--save", "", "--appendonly", "no"])
