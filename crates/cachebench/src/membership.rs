@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use ringwise_etcd::{Connection, Options, Watcher};
+use ringwise_etcd::{Connection, Options};
 
 use crate::route::{Algo, Member, Route};
 use crate::run::{Membership, Shared};
@@ -374,7 +374,7 @@ fn follow(endpoints: &str, prefix: &str, published: &Published, stop: &AtomicBoo
     runtime.block_on(async {
         let connection = Connection::parse(endpoints)?;
         // The etcd crate's error names the endpoint and what to try.
-        let watcher = Watcher::start(&connection, prefix, Options::default()).await?;
+        let watcher = ringwise_etcd::watch(&connection, prefix, Options::default()).await?;
         let mut changes = watcher.changes();
         let (mut version, mut last) = (0, None);
         while !stop.load(Ordering::Relaxed) {

@@ -47,8 +47,9 @@ pub struct ClusterArgs {
     /// read: list them as the peer does.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     nodes: Option<String>,
-    /// Or the cluster held in etcd now (one linearizable read of
-    /// --prefix; `ringwise watch` follows it).
+    /// Or the cluster a membership source holds now (`--membership URL`,
+    /// or etcd with --prefix: one linearizable read; `ringwise watch`
+    /// follows it).
     #[command(flatten)]
     etcd: crate::live::EtcdArgs,
     /// Or a live Redis Cluster (`redis.rs`).
@@ -128,11 +129,11 @@ impl ClusterArgs {
             (None, None) if self.redis.redis.is_some() => {
                 crate::redis::read(self.redis.redis.as_deref().unwrap_or_default())?.spec
             }
-            (None, None) => match self.etcd.connection()? {
-                Some(connection) => read_etcd(&connection, &self.etcd.prefix)?,
+            (None, None) => match self.etcd.source()? {
+                Some(source) => read_live(source.as_ref())?,
                 None => {
                     return Err(Failure::usage(anyhow!(
-                        "give --cluster FILE, --nodes LIST or --etcd URLS"
+                        "give --cluster FILE, --nodes LIST, --membership URL or --etcd URLS"
                     )));
                 }
             },
@@ -264,14 +265,14 @@ fn note_slow_build(spec: &ClusterSpec) {
     }
 }
 
-/// The cluster held in etcd under `prefix` now.
-fn read_etcd(connection: &ringwise_etcd::Connection, prefix: &str) -> Result<ClusterSpec, Failure> {
-    let read = crate::live::block_on(ringwise_etcd::read(connection, prefix))?;
+/// The cluster a membership source holds now.
+fn read_live(source: &dyn ringwise_membership::Source) -> Result<ClusterSpec, Failure> {
+    let read = crate::live::block_on(source.read())?;
     let (cluster, revision) = read.map_err(crate::live::failure)?;
     cluster.spec.clone().ok_or_else(|| {
         Failure::data(anyhow!(
-            "etcd holds no member under {prefix}/nodes/ (revision {revision}): start \
-             `ringwise join` on each node"
+            "{} holds no member (version {revision}): start `ringwise join` on each node",
+            source.describe()
         ))
     })
 }

@@ -1,26 +1,43 @@
-//! Live membership on etcd (`ringwise-etcd`): `join` registers a node until
-//! SIGINT/SIGTERM, `watch` prints every new ring, `config` changes the
-//! cluster's settings; `lookup`/`inspect --etcd` read the ring once.
+//! Live membership on any source (`ringwise-membership`'s `Source`: etcd,
+//! ZooKeeper, gossip): `join` registers a node until SIGINT/SIGTERM,
+//! `watch` prints every new ring, `config` changes the cluster's settings;
+//! `lookup`/`inspect --membership` (or `--etcd`) read the ring once.
 //!
-//! Each command runs one tokio runtime on the current thread; every etcd
-//! call has the `--etcd-timeout` deadline. Logs (registration, lost
-//! leases, relists) go to stderr through `tracing`; a closed stderr loses
-//! them, never the exit code.
+//! The source is `--membership URL`, or `--etcd URLS` with `--prefix` as
+//! before ([`EtcdArgs::source`] is the one place that opens one). Each
+//! command runs one tokio runtime on the current thread; every etcd call
+//! has the `--etcd-timeout` deadline. Logs (registration, lost leases,
+//! relists) go to stderr through `tracing`; a closed stderr loses them,
+//! never the exit code.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::anyhow;
-use ringwise_etcd::{Cluster, Connection, Error, Member, Options, Registrar, Tls, Watcher, Why};
+use ringwise_etcd::{Connection, Tls, Why};
+use ringwise_membership::{Cluster, Error, Member, Options, Scheme, Source, Url};
 use serde::Serialize;
 
 use crate::Failure;
 use crate::format::{Format, JSON_VERSION};
 
-/// Where etcd is (shared by every command that talks to it).
+/// Where the membership source is (shared by every command that talks to
+/// one).
 #[derive(Debug, Clone, clap::Args)]
 pub struct EtcdArgs {
+    /// The membership source: etcd://HOST:PORT[,HOST:PORT...]/PREFIX,
+    /// zk://HOST:PORT[,HOST:PORT...]/PREFIX, or
+    /// gossip://HOST:PORT?seeds=HOST:PORT,... (this process's own gossip
+    /// address, port 0 for any; see docs/membership.md).
+    #[arg(long, value_name = "URL", conflicts_with = "endpoints")]
+    pub membership: Option<String>,
+    /// How long a member that died without a word stays, in seconds: the
+    /// lease TTL on etcd and the session timeout on ZooKeeper (of `join`),
+    /// the failure detector's bound on gossip (of every participant).
+    #[arg(long, value_name = "S", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(2..=86_400))]
+    pub ttl: u64,
     /// etcd endpoints, comma-separated (`http://127.0.0.1:2379`; members
     /// of one cluster: calls fail over between them).
     #[arg(long = "etcd", value_name = "URLS")]
@@ -45,15 +62,46 @@ pub struct EtcdArgs {
     /// Deadline of every etcd call, in seconds.
     #[arg(long, value_name = "S", default_value_t = 2.0)]
     pub etcd_timeout: f64,
+    /// ZooKeeper digest authentication, USER:PASSWORD: the members'
+    /// znodes are created readable by anyone and writable by this user
+    /// only.
+    #[arg(long, value_name = "USER:PASSWORD")]
+    pub zk_auth: Option<String>,
 }
 
 impl EtcdArgs {
-    /// The connection these options describe (`None` without `--etcd`).
-    pub fn connection(&self) -> Result<Option<Connection>, Failure> {
-        let Some(endpoints) = &self.endpoints else {
+    /// The source these options name: `--membership URL`, or `--etcd`
+    /// with `--prefix` (`None` with neither).
+    pub fn source(&self) -> Result<Option<Box<dyn Source>>, Failure> {
+        let Some(text) = &self.membership else {
+            return Ok(self
+                .connection(self.endpoints.as_deref())?
+                .map(|c| Box::new(ringwise_etcd::Etcd::new(c, &self.prefix)) as Box<dyn Source>));
+        };
+        let url: Url = text.parse().map_err(failure)?;
+        let source: Box<dyn Source> = match url.scheme {
+            Scheme::Etcd => {
+                // The etcd options (timeout, user, TLS) on the URL's hosts.
+                let base = self.connection(Some("http://127.0.0.1:2379"))?;
+                let base = base.ok_or_else(|| Failure::usage(anyhow!("--membership: no host")))?;
+                Box::new(ringwise_etcd::Etcd::from_url(&url, base).map_err(failure)?)
+            }
+            _ => {
+                return Err(Failure::usage(anyhow!(
+                    "--membership {text}: this build knows etcd:// only so far"
+                )));
+            }
+        };
+        Ok(Some(source))
+    }
+
+    /// The etcd connection these options describe, to `endpoints`
+    /// (`None` without).
+    pub fn connection(&self, endpoints: Option<&str>) -> Result<Option<Connection>, Failure> {
+        let Some(endpoints) = endpoints else {
             return Ok(None);
         };
-        let mut connection = Connection::parse(endpoints).map_err(failure)?;
+        let mut connection = Connection::parse(endpoints).map_err(etcd_failure)?;
         if !(self.etcd_timeout.is_finite()
             && self.etcd_timeout > 0.0
             && self.etcd_timeout <= 3600.0)
@@ -79,17 +127,20 @@ impl EtcdArgs {
         Ok(Some(connection))
     }
 
-    fn required(&self) -> Result<Connection, Failure> {
-        self.connection()?
-            .ok_or_else(|| Failure::usage(anyhow!("give --etcd URLS (e.g. http://127.0.0.1:2379)")))
+    fn required(&self) -> Result<Box<dyn Source>, Failure> {
+        self.source()?.ok_or_else(|| {
+            Failure::usage(anyhow!(
+                "give --membership URL (e.g. etcd://127.0.0.1:2379/caches) or --etcd URLS"
+            ))
+        })
     }
 }
 
-/// The exit code of an etcd error: 2 for what an option caused (a taken
-/// name, a bad setting), 65 for bad data in etcd, 69 when etcd cannot be
-/// reached or refuses (unreachable, a TLS handshake, a user or password).
-/// The etcd crate's messages are one line each; a setting it names is
-/// named here by the option that gave it.
+/// The exit code of a membership error: 2 for what an option caused (a
+/// taken name, a bad setting), 65 for bad data in the source, 69 when the
+/// source cannot be reached or refuses (unreachable, a TLS handshake, a
+/// user or password). The sources' messages are one line each; a setting
+/// they name is named here by the option that gave it.
 pub fn failure(e: Error) -> Failure {
     match e {
         Error::InvalidOption { option, message } => {
@@ -99,12 +150,30 @@ pub fn failure(e: Error) -> Failure {
                 "connection" => "--etcd options",
                 "name" => "--name",
                 "config" => "--set",
+                "membership" => "--membership",
+                "ttl" => "--ttl",
+                "auth" => "--zk-auth",
                 other => other,
             };
             Failure::usage(anyhow!("{option}: {message}"))
         }
         Error::NameTaken { .. } => Failure::usage(e),
         Error::InvalidValue { .. } | Error::Cluster(_) => Failure::data(e),
+        Error::Unavailable { error, .. } => match error.downcast::<ringwise_etcd::Error>() {
+            Ok(etcd) => etcd_failure(*etcd),
+            Err(other) => Failure::unavailable(anyhow!("{other}")),
+        },
+        e => Failure::unavailable(e),
+    }
+}
+
+/// [`failure`] of an etcd error, with the option its advice is about.
+fn etcd_failure(e: ringwise_etcd::Error) -> Failure {
+    use ringwise_etcd::Error as E;
+    match e {
+        E::InvalidOption { .. } | E::NameTaken { .. } | E::InvalidValue { .. } | E::Cluster(_) => {
+            failure(e.into())
+        }
         _ => match flag(&e) {
             Some(flag) => Failure::unavailable(anyhow!("{e} ({flag})")),
             None => Failure::unavailable(e),
@@ -114,11 +183,12 @@ pub fn failure(e: Error) -> Failure {
 
 /// The option that the advice of an etcd error is about: the etcd crate
 /// says "give the CA certificate", the command line calls it --etcd-ca.
-fn flag(e: &Error) -> Option<&'static str> {
+fn flag(e: &ringwise_etcd::Error) -> Option<&'static str> {
+    use ringwise_etcd::Error as E;
     match e {
-        Error::Tls { .. } => Some("--etcd-ca"),
-        Error::Auth { .. } => Some("--etcd-user"),
-        Error::Unreachable { endpoints, .. } => {
+        E::Tls { .. } => Some("--etcd-ca"),
+        E::Auth { .. } => Some("--etcd-user"),
+        E::Unreachable { endpoints, .. } => {
             let why = |w: fn(&Why) -> bool| endpoints.iter().any(|u| w(&u.why));
             if why(|w| matches!(w, Why::NoAnswer { .. })) {
                 Some("--etcd, --etcd-timeout")
@@ -181,11 +251,6 @@ pub struct JoinArgs {
     /// Free-form JSON object stored with the node.
     #[arg(long, value_name = "JSON")]
     metadata: Option<String>,
-    /// Lease time to live in seconds: how long the node stays after the
-    /// process dies without a word.
-    #[arg(long, value_name = "S", default_value_t = 10,
-          value_parser = clap::value_parser!(u64).range(2..=86_400))]
-    ttl: u64,
     /// Choose this node's points against the ring etcd holds now, instead
     /// of hashing them: T per unit of weight, as `plan --allocate` (ring and
     /// cassandra clusters; stored with the member as `points` or
@@ -207,7 +272,7 @@ pub struct JoinArgs {
 /// one read of the prefix.
 fn allocate(
     args: &JoinArgs,
-    connection: &Connection,
+    source: &dyn Source,
     points: u32,
     member: &mut Member,
 ) -> Result<(), Failure> {
@@ -220,9 +285,8 @@ fn allocate(
     if let Some(zone) = &args.zone {
         node = node.zone(zone);
     }
-    let prefix = &args.etcd.prefix;
-    let (cluster, revision) =
-        block_on(ringwise_etcd::read(connection, prefix))?.map_err(failure)?;
+    let prefix = source_name(&args.etcd);
+    let (cluster, revision) = block_on(source.read())?.map_err(failure)?;
     let empty: Ring<Explicit>;
     let (ring, algorithm): (&dyn RingView, Algorithm) = match cluster.placement() {
         Some(keyed) => {
@@ -244,8 +308,7 @@ fn allocate(
                 .scheme(Explicit)
                 .build()
                 .map_err(Failure::data)?;
-            let settings =
-                block_on(ringwise_etcd::settings(connection, prefix))?.map_err(failure)?;
+            let settings = block_on(source.settings())?.map_err(failure)?;
             let algorithm = settings
                 .get("algorithm")
                 .and_then(|a| a.as_str())
@@ -283,10 +346,17 @@ fn allocate(
     Ok(())
 }
 
-/// `ringwise join`: register, stay until SIGINT/SIGTERM, revoke.
+/// What the cluster is called in messages: the URL, or the etcd prefix.
+fn source_name(args: &EtcdArgs) -> String {
+    args.membership
+        .clone()
+        .unwrap_or_else(|| args.prefix.clone())
+}
+
+/// `ringwise join`: register, stay until SIGINT/SIGTERM, leave.
 pub fn join(args: JoinArgs) -> Result<(), Failure> {
     logs();
-    let connection = args.etcd.required()?;
+    let source = args.etcd.required()?;
     let metadata = match &args.metadata {
         None => serde_json::Map::new(),
         Some(text) => match serde_json::from_str(text) {
@@ -312,24 +382,23 @@ pub fn join(args: JoinArgs) -> Result<(), Failure> {
         ..Member::default()
     };
     if let Some(points) = args.allocate {
-        allocate(&args, &connection, points, &mut member)?;
+        allocate(&args, source.as_ref(), points, &mut member)?;
     }
-    let ttl = Duration::from_secs(args.ttl);
+    let ttl = Duration::from_secs(args.etcd.ttl);
     block_on(async {
-        let registrar =
-            Registrar::register(&connection, &args.etcd.prefix, &args.name, member, ttl)
-                .await
-                .map_err(failure)?;
+        let registration = source
+            .register(&args.name, member, ttl)
+            .await
+            .map_err(failure)?;
         say!(
-            "ringwise: joined as \"{}\" at {} (lease {:x}, ttl {} s); stop with Ctrl-C or SIGTERM",
+            "ringwise: joined as \"{}\" at {}, ttl {} s; stop with Ctrl-C or SIGTERM",
             args.name,
-            registrar.key(),
-            registrar.lease(),
-            args.ttl
+            registration.describe(),
+            args.etcd.ttl
         );
         stop_signal().await?;
-        registrar.shutdown().await.map_err(failure)?;
-        say!("ringwise: left (lease revoked)");
+        registration.shutdown().await.map_err(failure)?;
+        say!("ringwise: left");
         Ok(())
     })?
 }
@@ -457,7 +526,7 @@ fn print(out: &mut impl Write, format: Format, ring: &Shown) -> std::io::Result<
 /// SIGINT/SIGTERM.
 pub fn watch(args: WatchArgs) -> Result<(), Failure> {
     logs();
-    let connection = args.etcd.required()?;
+    let source = args.etcd.required()?;
     if !(args.progress_every.is_finite()
         && args.progress_every >= 0.01
         && args.progress_every <= 3600.0)
@@ -470,9 +539,7 @@ pub fn watch(args: WatchArgs) -> Result<(), Failure> {
     let mut options = Options::default();
     options.progress_every = Duration::from_secs_f64(args.progress_every);
     block_on(async {
-        let watcher = Watcher::start(&connection, &args.etcd.prefix, options)
-            .await
-            .map_err(failure)?;
+        let watcher = source.watch(options).await.map_err(failure)?;
         let mut changes = watcher.changes();
         let mut out = std::io::stdout().lock();
         let first = watcher.load();
@@ -501,7 +568,7 @@ pub fn watch(args: WatchArgs) -> Result<(), Failure> {
                             "ringwise: warning: ring of revision {} not confirmed for {:.0} s: {}",
                             status.revision,
                             status.staleness.as_secs_f64(),
-                            status.last_error.as_deref().unwrap_or("waiting for etcd")
+                            status.last_error.as_deref().unwrap_or("waiting for the source")
                         );
                     }
                 }
@@ -566,7 +633,7 @@ fn masked(
 /// before writing), or print them with neither --set nor --unset.
 pub fn config(args: ConfigArgs) -> Result<(), Failure> {
     logs();
-    let connection = args.etcd.required()?;
+    let source = args.etcd.required()?;
     let mut changes = Vec::new();
     for item in &args.set {
         let (setting, value) = item
@@ -587,12 +654,11 @@ pub fn config(args: ConfigArgs) -> Result<(), Failure> {
         changes.push((setting.to_owned(), Some(value)));
     }
     changes.extend(args.unset.iter().map(|s| (s.clone(), None)));
-    let prefix = &args.etcd.prefix;
     let config = block_on(async {
         if changes.is_empty() {
-            ringwise_etcd::settings(&connection, prefix).await
+            source.settings().await
         } else {
-            ringwise_etcd::configure(&connection, prefix, &changes).await
+            source.configure(&changes).await
         }
     })?
     // A setting the members cannot be built with came from --set: a

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ringwise_etcd::member::node_key;
-use ringwise_etcd::{Connection, Options, Watcher};
+use ringwise_etcd::{Connection, Options};
 
 #[path = "../tests/support/etcd.rs"]
 #[allow(dead_code, reason = "the tests' helper; one member is enough here")]
@@ -63,7 +63,7 @@ async fn run(endpoints: &str, writes: usize) -> Vec<Duration> {
     let seen: Seen = Arc::default();
     let mut watchers = Vec::new();
     for _ in 0..WATCHERS {
-        let watcher = Watcher::start(&connection, PREFIX, Options::default())
+        let watcher = ringwise_etcd::watch(&connection, PREFIX, Options::default())
             .await
             .expect("watcher");
         let mut changes = watcher.changes();

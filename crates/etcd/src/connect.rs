@@ -29,8 +29,8 @@ use std::time::Duration;
 use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
 
 use crate::Error;
-use crate::backoff::backoff;
 use crate::error::{Unreached, Why, classify};
+use ringwise_membership::backoff::backoff;
 
 /// The default time an etcd call may take before it counts as failed.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);

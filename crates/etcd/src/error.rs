@@ -359,6 +359,59 @@ impl From<ringwise::Error> for Error {
     }
 }
 
+/// What the shared layer refuses (a value under the prefix, an option, the
+/// description) is this crate's error of the same name.
+impl From<ringwise_membership::Error> for Error {
+    fn from(e: ringwise_membership::Error) -> Self {
+        use ringwise_membership::Error as M;
+        match e {
+            M::InvalidValue { key, message } => Error::InvalidValue { key, message },
+            M::InvalidOption { option, message } => Error::InvalidOption { option, message },
+            M::Cluster(e) => Error::Cluster(e),
+            // The shared layer takes no names and reaches no etcd: only an
+            // error carried through it comes back here, whole or in words.
+            M::Unavailable { error, .. } => match error.downcast::<Error>() {
+                Ok(mine) => *mine,
+                Err(other) => Error::InvalidValue {
+                    key: String::new(),
+                    message: other.to_string(),
+                },
+            },
+            other => Error::InvalidValue {
+                key: String::new(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+/// This crate's error as a membership source's: the shared variants by
+/// their name, a taken name with its lease, anything about reaching etcd
+/// whole under `Unavailable` (downcast it to read its fields).
+impl From<Error> for ringwise_membership::Error {
+    fn from(e: Error) -> Self {
+        use ringwise_membership::Error as M;
+        match e {
+            Error::InvalidValue { key, message } => M::InvalidValue { key, message },
+            Error::InvalidOption { option, message } => M::InvalidOption { option, message },
+            Error::Cluster(e) => M::Cluster(e),
+            Error::NameTaken { name, key, lease } => M::NameTaken {
+                name,
+                key,
+                holder: if lease == 0 {
+                    "a key without a lease (written by hand: delete it to free the name)".into()
+                } else {
+                    format!("lease {lease:x}, which is alive")
+                },
+            },
+            other => M::Unavailable {
+                source: "etcd",
+                error: Box::new(other),
+            },
+        }
+    }
+}
+
 impl Error {
     /// Whether the call did not reach etcd through the endpoint used
     /// (another endpoint, or a moment later, may do better), rather than

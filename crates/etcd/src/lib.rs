@@ -9,7 +9,7 @@
 //! - a [`Registrar`] announces a node: `PREFIX/nodes/NAME` holds its
 //!   [`Member`] value (weight, zone, address, metadata) under a lease that
 //!   it keeps alive, and that dies with the process;
-//! - a [`Watcher`] lists the prefix at a revision, builds the ring
+//! - a [`Watcher`] ([`watch`]) lists the prefix at a revision, builds the ring
 //!   ([`Cluster`]) from `PREFIX/config` (the settings of a cluster file:
 //!   algorithm, hash, vnodes, ...) and the members, publishes it in a
 //!   [`ringwise::Live`] holder with that revision, then applies every
@@ -18,19 +18,21 @@
 //!
 //! Lookups never wait for etcd: they read the last published ring, which
 //! stays usable while etcd is away ([`Status::staleness`] says for how
-//! long). All I/O and async code of ringwise lives here, on tokio; the
-//! core crate has none.
+//! long). [`Etcd`] is this crate as a `ringwise_membership::Source`, the
+//! interface the commands take as `--membership etcd://...`; the layout,
+//! the members' values, the ring and its publishing are that crate's,
+//! shared with ZooKeeper and gossip. The core crate has no I/O.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), ringwise_etcd::Error> {
 //! use std::time::Duration;
-//! use ringwise_etcd::{Connection, Member, Options, Registrar, Watcher};
+//! use ringwise_etcd::{Connection, Member, Options, Registrar};
 //!
 //! let etcd = Connection::parse("http://127.0.0.1:2379")?;
 //! let me = Member { address: Some("10.0.0.7:11211".into()), ..Member::default() };
 //! let registrar = Registrar::register(&etcd, "/caches", "cache-a", me, Duration::from_secs(10)).await?;
 //!
-//! let watcher = Watcher::start(&etcd, "/caches", Options::default()).await?;
+//! let watcher = ringwise_etcd::watch(&etcd, "/caches", Options::default()).await?;
 //! let ring = watcher.load(); // lock-free
 //! let owner = ring.placement.owner("user:42").unwrap_or("no member yet");
 //! println!("revision {}: user:42 -> {owner}", ring.revision);
@@ -38,23 +40,20 @@
 //! # Ok(()) }
 //! ```
 
-mod backoff;
-mod cluster;
 mod connect;
 mod error;
-pub mod member;
 mod registrar;
+mod source;
 mod store;
-mod task;
 mod watcher;
 
-pub use cluster::Cluster;
 pub use connect::{Connection, DEFAULT_TIMEOUT, Tls};
 pub use error::{AuthProblem, Error, TlsProblem, Unreached, Why};
-pub use member::{Listed, Member};
 pub use registrar::{DEFAULT_TTL, Registrar};
+pub use ringwise_membership::{Cluster, Listed, Member, Options, Status, Watcher, member};
+pub use source::Etcd;
 pub use store::{configure, read, settings};
-pub use watcher::{Options, Status, Watcher};
+pub use watcher::watch;
 
 // docs/etcd.md's Rust examples use this crate, so that page is compiled
 // here rather than in the core crate's doctests.

@@ -35,11 +35,12 @@ use std::time::{Duration, Instant};
 use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
 use tokio::sync::watch;
 
+use ringwise_membership::backoff::backoff;
+use ringwise_membership::member::node_key;
+use ringwise_membership::{Member, Task, check_name};
+
 use crate::Error;
-use crate::backoff::backoff;
 use crate::connect::{Connection, Link, bounded};
-use crate::member::{Member, node_key};
-use crate::task::Task;
 
 /// The default lease time to live.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
@@ -287,15 +288,3 @@ impl Shared {
 
 /// The lease is gone: etcd deleted the key.
 struct Lost;
-
-/// A name that works as a node and as the last part of a key.
-fn check_name(name: &str) -> Result<(), Error> {
-    ringwise::Node::new(name).validate()?;
-    if name.contains('/') {
-        return Err(Error::InvalidOption {
-            option: "name",
-            message: format!("\"{name}\": a node name must not contain '/' (it ends a key)"),
-        });
-    }
-    Ok(())
-}

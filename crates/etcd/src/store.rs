@@ -5,10 +5,11 @@
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
 
+use ringwise_membership::member::config_key;
+use ringwise_membership::{Cluster, Contents, change_settings, read_settings};
+
 use crate::Error;
-use crate::cluster::Cluster;
 use crate::connect::{Connection, Link, bounded};
-use crate::member::{Contents, config_key};
 
 /// The cluster under `prefix` now (a linearizable read) and its revision.
 /// Cost: one round trip and one build.
@@ -30,25 +31,8 @@ pub async fn settings(
             bounded("read the config", connection.timeout, get).await
         })
         .await?;
-    match answer.kvs().first() {
-        None => Ok(serde_json::Map::new()),
-        Some(kv) => match serde_json::from_slice(kv.value()) {
-            Ok(serde_json::Value::Object(map)) => Ok(map),
-            read => {
-                let what = match read {
-                    Ok(json) => crate::member::shown(&json),
-                    Err(e) => format!("not JSON ({e} of the value)"),
-                };
-                Err(Error::InvalidValue {
-                    key,
-                    message: format!(
-                        "{what} where a JSON object of cluster-file settings is expected; \
-                         write the settings again (config --set replaces it)"
-                    ),
-                })
-            }
-        },
-    }
+    let value = answer.kvs().first().map(|kv| kv.value());
+    Ok(read_settings(&key, value)?)
 }
 
 /// Changes `PREFIX/config`: each `(setting, Some(value))` sets a
@@ -85,42 +69,7 @@ async fn configure_once(
     let (mut contents, _) = list(client, prefix, connection).await?;
     let current = bounded("read the config", timeout, client.get(key.clone(), None)).await?;
     let held = current.kvs().first();
-    let mut config = match held {
-        Some(kv) => match serde_json::from_slice(kv.value()) {
-            Ok(serde_json::Value::Object(map)) => map,
-            _ => serde_json::Map::new(),
-        },
-        None => serde_json::Map::new(),
-    };
-    for (setting, value) in changes {
-        if setting == "nodes" {
-            return Err(Error::InvalidOption {
-                option: "config",
-                message: "members are not config: they register under nodes/ (ringwise join)"
-                    .into(),
-            });
-        }
-        match value {
-            Some(value) => config.insert(setting.clone(), value.clone()),
-            None => config.remove(setting),
-        };
-    }
-    let text = serde_json::Value::Object(config.clone()).to_string();
-    contents.config = Some(text.clone().into_bytes());
-    // Written after every member present: the checks a config written to
-    // etcd by hand gets at the next read (a member it cannot build that
-    // was there before it makes it a bad config) apply to all of them.
-    contents.config_written = Some(i64::MAX);
-    if contents.members().is_empty() {
-        // No member to build with: check the settings on a stand-in node.
-        contents.put(
-            &format!("{}/nodes/check", prefix.trim_end_matches('/')),
-            b"{}",
-            1,
-            1,
-        );
-    }
-    Cluster::from_contents(&mut contents)?;
+    let (config, text) = change_settings(&mut contents, held.map(|kv| kv.value()), changes)?;
     let unchanged = match held {
         Some(kv) => Compare::mod_revision(key.clone(), CompareOp::Equal, kv.mod_revision()),
         None => Compare::create_revision(key.clone(), CompareOp::Equal, 0),

@@ -12,7 +12,7 @@ use crate::live::serial;
 use crate::support::etcd::{Etcd, free_port};
 use etcd_client::Client;
 use ringwise_etcd::member::{config_key, node_key};
-use ringwise_etcd::{Connection, Error, Member, Options, Tls, Watcher};
+use ringwise_etcd::{Connection, Error, Member, Options, Tls};
 
 const PREFIX: &str = "/ringwise-issue24";
 
@@ -202,7 +202,7 @@ fn a_config_that_drops_members_keeps_the_ring() {
         }
         put_all(&mut raw, &pairs).await;
         let connection = Connection::parse(&etcd.endpoint(0)).expect("endpoint");
-        let watcher = Watcher::start(&connection, PREFIX, Options::default())
+        let watcher = ringwise_etcd::watch(&connection, PREFIX, Options::default())
             .await
             .expect("a watcher of the 30 members");
         let before = watcher.load();
@@ -248,7 +248,7 @@ fn a_config_that_drops_members_keeps_the_ring() {
             }
             other => panic!("a read must refuse the config, got {other:?}"),
         }
-        let fresh = Watcher::start(&connection, PREFIX, Options::default()).await;
+        let fresh = ringwise_etcd::watch(&connection, PREFIX, Options::default()).await;
         assert!(
             matches!(&fresh, Err(Error::InvalidValue { key, .. }) if key == "config"),
             "{fresh:?}"

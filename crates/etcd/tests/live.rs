@@ -48,7 +48,7 @@ async fn client(etcd: &Etcd) -> Client {
 async fn watchers(conn: &Connection, n: usize) -> Vec<Watcher> {
     let mut watchers = Vec::with_capacity(n);
     for _ in 0..n {
-        let watcher = Watcher::start(conn, PREFIX, Options::default());
+        let watcher = ringwise_etcd::watch(conn, PREFIX, Options::default());
         watchers.push(watcher.await.expect("watcher"));
     }
     watchers
@@ -104,7 +104,7 @@ fn a_registered_node_is_in_every_ring_and_a_duplicate_is_refused() {
     let etcd = Etcd::single();
     runtime().block_on(async {
         let etcd_conn = connection(&etcd.endpoints());
-        let watcher = Watcher::start(&etcd_conn, PREFIX, Options::default())
+        let watcher = ringwise_etcd::watch(&etcd_conn, PREFIX, Options::default())
             .await
             .expect("watcher");
         assert_eq!(watcher.load().placement.owner("k"), None, "no member yet");
@@ -169,7 +169,7 @@ fn bad_values_are_skipped_and_a_bad_config_keeps_the_ring() {
             raw.put(key, value, None).await.expect("put");
         }
         let conn = connection(&etcd.endpoints());
-        let watcher = Watcher::start(&conn, PREFIX, Options::default())
+        let watcher = ringwise_etcd::watch(&conn, PREFIX, Options::default())
             .await
             .expect("watcher");
         let ring = watcher.load();
@@ -365,7 +365,7 @@ fn compaction_while_paused_relists_and_misses_nothing() {
         let mut options = Options::default();
         options.before_watch = Some(Arc::clone(&gate));
         let conn = connection(&etcd.endpoints());
-        let watcher = Watcher::start(&conn, PREFIX, options)
+        let watcher = ringwise_etcd::watch(&conn, PREFIX, options)
             .await
             .expect("watcher");
         let names = |w: &Watcher| -> Vec<String> {
@@ -520,7 +520,7 @@ fn user_and_password_are_passed_through() {
         raw.auth_enable().await.expect("auth on");
 
         let anonymous = connection(&etcd.endpoints());
-        let refused = Watcher::start(&anonymous, PREFIX, Options::default()).await;
+        let refused = ringwise_etcd::watch(&anonymous, PREFIX, Options::default()).await;
         match refused {
             Err(Error::Auth {
                 problem: AuthProblem::UserRequired,
@@ -530,7 +530,7 @@ fn user_and_password_are_passed_through() {
         }
         let mut root = connection(&etcd.endpoints());
         root.user = Some(("root".into(), "rootpw".into()));
-        let watcher = Watcher::start(&root, PREFIX, Options::default())
+        let watcher = ringwise_etcd::watch(&root, PREFIX, Options::default())
             .await
             .expect("watcher");
         joins_and_leaves(&root, watcher).await;
@@ -563,7 +563,7 @@ fn tls_with_the_ca_given() {
         secure.tls = Some(tls);
         let deadline = Instant::now() + Duration::from_secs(10);
         let watcher = loop {
-            match Watcher::start(&secure, PREFIX, Options::default()).await {
+            match ringwise_etcd::watch(&secure, PREFIX, Options::default()).await {
                 Ok(w) => break w,
                 Err(e) => {
                     assert!(Instant::now() < deadline, "no TLS watcher: {e}");
@@ -576,7 +576,7 @@ fn tls_with_the_ca_given() {
         let mut untrusting = connection(&etcd.endpoints());
         untrusting.tls = Some(ringwise_etcd::Tls::default());
         assert!(
-            Watcher::start(&untrusting, PREFIX, Options::default())
+            ringwise_etcd::watch(&untrusting, PREFIX, Options::default())
                 .await
                 .is_err()
         );
@@ -595,7 +595,7 @@ fn a_dead_endpoint_listed_first_is_passed_over() {
     runtime().block_on(async {
         let started = Instant::now();
         for round in 0..10u64 {
-            let watcher = Watcher::start(&fresh(), PREFIX, Options::default())
+            let watcher = ringwise_etcd::watch(&fresh(), PREFIX, Options::default())
                 .await
                 .unwrap_or_else(|e| panic!("round {round}: watcher: {e}"));
             let name = format!("n{round}");
@@ -652,7 +652,7 @@ fn a_revoked_lease_is_granted_again_and_the_node_registers_again() {
     let etcd = Etcd::single();
     runtime().block_on(async {
         let conn = connection(&etcd.endpoints());
-        let watcher = Watcher::start(&conn, PREFIX, Options::default())
+        let watcher = ringwise_etcd::watch(&conn, PREFIX, Options::default())
             .await
             .expect("watcher");
         let node = Registrar::register(

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ringwise_etcd::member::node_key;
-use ringwise_etcd::{Connection, Member, Options, Registrar, Watcher};
+use ringwise_etcd::{Connection, Member, Options, Registrar};
 
 use crate::support::etcd::Etcd;
 use crate::support::rng::Rng;
@@ -52,7 +52,7 @@ fn soak_churn_and_etcd_restarts() {
     let (watchers, registrars) = runtime.block_on(async {
         let mut watchers = Vec::new();
         for _ in 0..4 {
-            let watcher = Watcher::start(&connection, PREFIX, Options::default());
+            let watcher = ringwise_etcd::watch(&connection, PREFIX, Options::default());
             watchers.push(watcher.await.expect("watcher"));
         }
         let mut registrars = Vec::new();

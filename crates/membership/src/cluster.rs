@@ -7,7 +7,8 @@ use ringwise::{AnyPlacement, ClusterSpec, Keyed};
 
 use crate::member::{Contents, Listed};
 
-/// The cluster as of one etcd revision: the description, the placement
+/// The cluster as of one version of its source (an etcd revision, a
+/// ZooKeeper zxid, a gossip view): the description, the placement
 /// built from it, and the members with their addresses and metadata.
 /// Immutable; a watcher publishes a new one per change.
 #[derive(Debug, Default)]
@@ -28,7 +29,7 @@ impl Cluster {
     /// Builds the cluster from what the prefix holds; `Err` when the
     /// config is bad (the caller keeps what it has). Cost: one build of
     /// the placement, O(N) for the members.
-    pub(crate) fn from_contents(contents: &mut Contents) -> Result<Self, crate::Error> {
+    pub fn from_contents(contents: &mut Contents) -> Result<Self, crate::Error> {
         let (described, members) = contents.spec()?;
         let (spec, placement) = described.unzip();
         Ok(Cluster {

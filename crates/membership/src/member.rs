@@ -16,7 +16,7 @@
 //! refused part names the member (or the config key) at fault, so the
 //! member is left out without any text being written and parsed again.
 //!
-//! Members are listed in join order: by the etcd revision that created
+//! Members are listed in join order: by the version (etcd revision, ZooKeeper zxid) that created
 //! their key, then by name. Every client reading the same revision lists
 //! them alike, which is what jump, memento and the list-order flavours
 //! need; a member that leaves and comes back joins at the end.
@@ -202,7 +202,7 @@ const MEMBER: &str = "a member is a JSON object of weight, zone, address, metada
                       tokens and slots, e.g. {\"weight\": 2, \"zone\": \"eu-1a\"}";
 
 /// A JSON value as an error shows it: what it is, and itself when short.
-pub(crate) fn shown(value: &Value) -> String {
+pub fn shown(value: &Value) -> String {
     let kind = match value {
         Value::Null => return "null".into(),
         Value::Bool(_) => "true/false",
@@ -232,7 +232,7 @@ pub struct Listed {
     pub key: String,
     /// Its value.
     pub member: Member,
-    /// The etcd revision that created its key: its place in join order.
+    /// The version (etcd revision, zxid) that created its key: its place in join order.
     pub created: i64,
 }
 
@@ -244,12 +244,12 @@ pub struct Contents {
     prefix: String,
     /// The configuration's JSON text (`None`: defaults).
     pub config: Option<Vec<u8>>,
-    /// The etcd revision that last wrote the configuration (`None`: no
+    /// The version that last wrote the configuration (`None`: no
     /// configuration).
     pub config_written: Option<i64>,
     /// Valid members by key.
     members: BTreeMap<String, Listed>,
-    /// The etcd revision that last wrote each member's value (valid or
+    /// The version that last wrote each member's value (valid or
     /// not), by key.
     written: BTreeMap<String, i64>,
     /// Keys left out, with why.
@@ -263,6 +263,11 @@ impl Contents {
             prefix: prefix.trim_end_matches('/').to_owned(),
             ..Contents::default()
         }
+    }
+
+    /// The prefix of the members' keys, with its trailing `/`.
+    pub fn nodes_prefix(&self) -> String {
+        nodes_prefix(&self.prefix)
     }
 
     /// Applies a put of `key` (created at revision `created`, written at
@@ -332,7 +337,7 @@ impl Contents {
     /// builds alone, with the defaults of its kind: see [`valid_alone`]):
     /// such a config does not describe the members, it drops them (jump
     /// written over weighted members left out 647 of 1,180). The rule
-    /// looks only at what etcd holds at the revision, so every client at
+    /// looks only at what the source holds at the version, so every client at
     /// one revision judges alike, whatever it held before. A member
     /// written after the config, or invalid in itself, is the member's
     /// fault: left out.
@@ -526,4 +531,16 @@ fn message(error: &ringwise::Error) -> String {
         ringwise::Error::ClusterFile { message, .. } => message.clone(),
         other => other.to_string(),
     }
+}
+
+/// A name that works as a node and as the last part of a key or path.
+pub fn check_name(name: &str) -> Result<(), Error> {
+    ringwise::Node::new(name).validate()?;
+    if name.contains('/') {
+        return Err(Error::InvalidOption {
+            option: "name",
+            message: format!("\"{name}\": a node name must not contain '/' (it ends a key)"),
+        });
+    }
+    Ok(())
 }

@@ -1,13 +1,13 @@
-//! [`backoff`]: the jittered pause before retrying etcd, shared by every
-//! caller that retries (endpoint failover, the registrar's keep-alive, the
-//! watcher's reconnects).
+//! [`backoff`]: the jittered pause before retrying a source, shared by every
+//! caller that retries (endpoint failover, a registrar's keep-alive, a
+//! watcher's reconnects), of every source.
 
 use std::time::Duration;
 
 /// The pause before retry `attempt` (1, 2, ...): 50 ms doubling up to
 /// `max`, then a random 50–100 % of it ("equal jitter"), so clients that
 /// lost etcd together do not come back in step.
-pub(crate) fn backoff(attempt: u32, max: Duration) -> Duration {
+pub fn backoff(attempt: u32, max: Duration) -> Duration {
     let full = Duration::from_millis(50)
         .saturating_mul(1 << attempt.saturating_sub(1).min(16))
         .min(max);
