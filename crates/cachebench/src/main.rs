@@ -13,7 +13,7 @@
 //! Modules: `servers` (memcached and `ringwise join` children, killed by
 //! pid), `cache` (memcache clients), `db` (SQLite), `keys` (seeded
 //! streams, Zipf), `route` (modulo or a ringwise placement over the
-//! members), `membership` (fixed or etcd), `run` (workers and phases),
+//! members), `membership` (fixed or a live source), `run` (workers and phases),
 //! `report` (the table), `svg` (the chart).
 //!
 //! Cost: K keys in the database and the key-touched table; per request
@@ -45,7 +45,7 @@ use crate::cache::Cache;
 use crate::db::Database;
 use crate::failure::Failure;
 use crate::keys::Distribution;
-use crate::membership::{Change, Etcd, EtcdTarget, Fixed, Processes};
+use crate::membership::{Change, Fixed, Live, LiveTarget, Processes};
 use crate::report::Summary;
 use crate::route::{Algo, Route};
 use crate::run::{Membership, Shared, Timing, Workload};
@@ -146,7 +146,8 @@ struct Args {
     /// Seed of the key streams (the same for every placement).
     #[arg(long, default_value_t = 1, value_parser = flags::whole::<u64>(0, u64::MAX, ""))]
     seed: u64,
-    /// Follow live membership in etcd: etcd://HOST:PORT[/PREFIX]. Each
+    /// Follow live membership: etcd://HOST:PORT[/PREFIX],
+    /// zk://HOST:PORT[/PREFIX] or gossip://HOST:PORT[?seeds=...]. Each
     /// server joins with `ringwise join`.
     #[arg(long, value_name = "URL")]
     membership: Option<String>,
@@ -154,7 +155,9 @@ struct Args {
     /// else on PATH).
     #[arg(long, value_name = "PATH")]
     ringwise: Option<PathBuf>,
-    /// Lease TTL of the registrars, seconds (`--membership`).
+    /// How long a killed server stays, seconds (`--membership`): the
+    /// registrars' lease TTL on etcd, session timeout on ZooKeeper, the
+    /// failure detector's bound on gossip.
     #[arg(long, value_name = "S", default_value_t = 3, value_parser = flags::whole::<u64>(2, 86_400, "seconds"))]
     ttl: u64,
     /// Output: the text table or one JSON document.
@@ -283,11 +286,11 @@ fn on_signals(stop: Arc<AtomicBool>) {
 
 /// Checks the options, then runs every placement in turn. Exit codes
 /// (`failure`): the options 2, the scratch database and the outputs 74,
-/// the servers and etcd a placement's run needs 69.
+/// the servers and the membership source a placement's run needs 69.
 fn bench(args: &Args, stop: &Arc<AtomicBool>) -> Result<()> {
     let change = change(args).map_err(Failure::usage)?;
     let (work, timing) = settings(args).map_err(Failure::usage)?;
-    let etcd = etcd_target(args).map_err(Failure::usage)?;
+    let live = live_target(args).map_err(Failure::usage)?;
     let dir = scratch_dir().map_err(Failure::io)?;
     let result = (|| {
         let db = Database::create(
@@ -302,7 +305,7 @@ fn bench(args: &Args, stop: &Arc<AtomicBool>) -> Result<()> {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let summary = one(args, algo, change, &work, &timing, &db, etcd.as_ref(), stop)
+            let summary = one(args, algo, change, &work, &timing, &db, live.as_ref(), stop)
                 .map_err(Failure::unavailable)?;
             if args.format == Format::Text {
                 say_out(&format!("{}\n", report::intervals(&summary)))?;
@@ -389,7 +392,7 @@ fn settings(args: &Args) -> Result<(Workload, Timing)> {
     Ok((work, timing))
 }
 
-fn etcd_target(args: &Args) -> Result<Option<EtcdTarget>> {
+fn live_target(args: &Args) -> Result<Option<LiveTarget>> {
     let Some(url) = &args.membership else {
         return Ok(None);
     };
@@ -403,7 +406,9 @@ fn etcd_target(args: &Args) -> Result<Option<EtcdTarget>> {
             .filter(|p| p.exists());
         beside.unwrap_or_else(|| PathBuf::from("ringwise"))
     });
-    EtcdTarget::parse(url, ringwise, args.ttl).map(Some)
+    LiveTarget::parse(url, ringwise, args.ttl)
+        .map(Some)
+        .context("--membership")
 }
 
 /// One placement: servers, membership, preload, the paced run, summary.
@@ -415,7 +420,7 @@ fn one(
     work: &Workload,
     timing: &Timing,
     db: &Database,
-    etcd: Option<&EtcdTarget>,
+    live: Option<&LiveTarget>,
     stop: &Arc<AtomicBool>,
 ) -> Result<Summary> {
     let (addresses, processes) = servers(args, change)?;
@@ -436,15 +441,15 @@ fn one(
         caches.iter().try_for_each(Cache::flush)?;
     }
     let progress = progress_bar(args, algo, timing);
-    let initial = match etcd {
+    let initial = match live {
         Some(_) => Route::build(algo, &[])?,
         None => Route::build(algo, &membership::first(n))?,
     };
     let shared = Shared::new(initial, caches, work.keys, Arc::clone(stop));
-    let mut membership: Box<dyn Membership> = match etcd {
+    let mut membership: Box<dyn Membership> = match live {
         Some(target) => {
-            let mut live = Etcd::start(algo, n, change, target, processes, addresses)?;
-            progress.set_message("waiting for etcd to list the servers");
+            let mut live = Live::start(algo, n, change, target, processes, addresses)?;
+            progress.set_message("waiting for the membership source to list the servers");
             live.wait_for(&shared, Duration::from_secs(20))?;
             Box::new(live)
         }
@@ -546,7 +551,13 @@ fn output(args: &Args, summaries: &[Summary]) -> Result<()> {
                 "zipf": args.zipf,
                 "rps": args.rps,
                 "db_latency_ms": args.db_latency,
-                "membership": if args.membership.is_some() { "etcd" } else { "fixed" },
+                "membership": args.membership.as_ref().and_then(|m| m.split_once("://")).map_or(
+                    "fixed",
+                    |(scheme, _)| match scheme {
+                        "zk" => "zookeeper",
+                        other => other,
+                    }
+                ),
                 "algorithms": summaries,
             });
             say_out(&format!("{}\n", serde_json::to_string_pretty(&document)?))?;

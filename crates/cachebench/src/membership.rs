@@ -7,14 +7,20 @@
 //!   and keeps routing to them (each request there fails fast and is
 //!   counted as an error and a miss) until `--detect` seconds later, when
 //!   the route drops them, as a health check would.
-//! - [`Etcd`]: `--membership etcd://...`. Each server registers itself
-//!   with a `ringwise join` process (name, address, lease); a
-//!   `ringwise_etcd::Watcher` on its own thread follows the prefix and the
-//!   route is rebuilt from the members it publishes, in join order. `--add`
-//!   starts the new servers' `ringwise join`; `--remove` stops the last
-//!   registrars with SIGTERM (they revoke their lease: a graceful leave);
-//!   `--kill` SIGKILLs the last servers and their registrars, so the ring
-//!   drops them only when their leases expire (`--ttl`).
+//! - [`Live`]: `--membership URL`, any source (`etcd://`, `zk://`,
+//!   `gossip://`). Each server registers itself with a `ringwise join`
+//!   process (name, address, and its liveness: a lease, a session, a
+//!   heartbeat); a watcher of the source on its own thread follows the
+//!   cluster and the route is rebuilt from the members it publishes, in
+//!   join order. `--add` starts the new servers' `ringwise join`;
+//!   `--remove` stops the last registrars with SIGTERM (they leave at
+//!   once); `--kill` SIGKILLs the last servers and their registrars, so
+//!   the ring drops them only when their liveness runs out (`--ttl`).
+//!
+//! Each run is a cluster of its own: the prefix gets `/ALGO-PID` on etcd
+//! and ZooKeeper, the gossip cluster id `ALGO-PID`; on gossip each
+//! registrar listens on a free port of the URL's host, with the URL's
+//! address (the watcher's) as its seed.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -24,7 +30,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use ringwise_etcd::{Connection, Options};
+use ringwise_membership::{Options, Scheme, Source, Url};
 
 use crate::route::{Algo, Member, Route};
 use crate::run::{Membership, Shared};
@@ -151,54 +157,90 @@ fn kill(processes: &mut Processes, range: std::ops::Range<usize>) -> Result<()> 
     Ok(())
 }
 
-/// Where the cluster lives in etcd and how to join it.
+/// Where the cluster lives and how to join it.
 #[derive(Debug, Clone)]
-pub struct EtcdTarget {
-    /// `http://host:port,...` for `ringwise join --etcd` and the watcher.
-    pub endpoints: String,
-    pub prefix: String,
+pub struct LiveTarget {
+    /// The source, as given.
+    pub url: Url,
     pub ringwise: PathBuf,
     pub ttl: u64,
 }
 
-impl EtcdTarget {
-    /// Reads `etcd://HOST:PORT[,HOST:PORT...][/PREFIX]` (default prefix
+impl LiveTarget {
+    /// Reads `etcd://...`, `zk://...` or `gossip://...` (default prefix
     /// `/ringwise-cachebench`).
-    pub fn parse(url: &str, ringwise: PathBuf, ttl: u64) -> Result<Self> {
-        let rest = url
-            .strip_prefix("etcd://")
-            .ok_or_else(|| anyhow!("--membership `{url}`: write etcd://HOST:PORT[/PREFIX]"))?;
-        let (hosts, prefix) = match rest.find('/') {
-            Some(at) => (&rest[..at], rest[at..].trim_end_matches('/').to_owned()),
-            None => (rest, "/ringwise-cachebench".to_owned()),
-        };
-        if hosts.is_empty() || prefix.is_empty() {
-            bail!("--membership `{url}`: write etcd://HOST:PORT[/PREFIX]");
+    pub fn parse(text: &str, ringwise: PathBuf, ttl: u64) -> Result<Self> {
+        let mut url: Url = text.parse().map_err(|e| anyhow!("{e}"))?;
+        if !text
+            .split_once("://")
+            .is_some_and(|(_, rest)| rest.contains('/'))
+        {
+            "/ringwise-cachebench".clone_into(&mut url.prefix);
         }
-        let endpoints: Vec<String> = hosts.split(',').map(|h| format!("http://{h}")).collect();
-        let endpoints = endpoints.join(",");
-        Connection::parse(&endpoints).map_err(|e| anyhow!("--membership `{url}`: {e}"))?;
-        Ok(EtcdTarget {
-            endpoints,
-            prefix,
-            ringwise,
-            ttl,
-        })
+        open(&url, ttl)?;
+        Ok(LiveTarget { url, ringwise, ttl })
+    }
+
+    /// The URL of this run's cluster (`tag`: `ALGO-PID`).
+    fn run(&self, tag: &str) -> Url {
+        let mut url = self.url.clone();
+        match url.scheme {
+            Scheme::Gossip => url.set("cluster", tag),
+            _ => url.prefix = format!("{}/{tag}", url.prefix),
+        }
+        url
+    }
+
+    /// The URL a registrar joins with: the run's; on gossip with a free
+    /// port of its own and the run's address (the watcher's) as a seed.
+    fn registrar(&self, run: &Url) -> Result<Url> {
+        let mut url = run.clone();
+        if url.scheme == Scheme::Gossip {
+            let own = url.hosts[0].clone();
+            let host = own.rsplit_once(':').map_or("127.0.0.1", |(h, _)| h);
+            let port = std::net::UdpSocket::bind((host, 0))
+                .and_then(|s| s.local_addr())
+                .context("pick a gossip port for a registrar")?
+                .port();
+            url.hosts = vec![format!("{host}:{port}")];
+            let seeds = match url.get("seeds") {
+                Some(seeds) if !seeds.is_empty() => format!("{own},{seeds}"),
+                _ => own,
+            };
+            url.set("seeds", &seeds);
+        }
+        Ok(url)
+    }
+}
+
+/// The source `url` names (`ttl`: the liveness bound, which gossip's
+/// watcher needs too).
+pub fn open(url: &Url, ttl: u64) -> Result<Box<dyn Source>> {
+    let ttl = Duration::from_secs(ttl);
+    let _ = ttl;
+    match url.scheme {
+        Scheme::Etcd => {
+            let base = ringwise_etcd::Connection::parse("http://127.0.0.1:2379")
+                .map_err(|e| anyhow!("{e}"))?;
+            let etcd = ringwise_etcd::Etcd::from_url(url, base).map_err(|e| anyhow!("{e}"))?;
+            Ok(Box::new(etcd))
+        }
+        _ => bail!("{url}: this build follows etcd:// only so far"),
     }
 }
 
 /// Members as the watcher last published them: (name, address), join order.
 type Published = Arc<Mutex<(u64, Vec<(String, String)>)>>;
 
-/// Membership followed through etcd.
+/// Membership followed through a live source.
 #[derive(Debug)]
-pub struct Etcd {
+pub struct Live {
     algo: Algo,
     n: usize,
     change: Change,
-    target: EtcdTarget,
-    /// This run's prefix (the target's plus the placement and pid).
-    prefix: String,
+    target: LiveTarget,
+    /// This run's cluster (the target's, tagged with the placement and pid).
+    run: Url,
     processes: Processes,
     registrars: Vec<Option<Child>>,
     addresses: Vec<String>,
@@ -208,34 +250,30 @@ pub struct Etcd {
     follower: Option<JoinHandle<Result<()>>>,
 }
 
-impl Etcd {
-    /// Registers the first `n` servers and starts following the prefix.
+impl Live {
+    /// Registers the first `n` servers and starts following the cluster.
     pub fn start(
         algo: Algo,
         n: usize,
         change: Change,
-        target: &EtcdTarget,
+        target: &LiveTarget,
         processes: Processes,
         addresses: Vec<String>,
-    ) -> Result<Etcd> {
-        let prefix = format!("{}/{algo}-{}", target.prefix, std::process::id());
+    ) -> Result<Live> {
+        let run = target.run(&format!("{algo}-{}", std::process::id()));
+        let source = open(&run, target.ttl)?;
         let published: Published = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let follower = {
-            let (endpoints, prefix, published, stop) = (
-                target.endpoints.clone(),
-                prefix.clone(),
-                Arc::clone(&published),
-                Arc::clone(&stop),
-            );
-            std::thread::spawn(move || follow(&endpoints, &prefix, &published, &stop))
+            let (published, stop) = (Arc::clone(&published), Arc::clone(&stop));
+            std::thread::spawn(move || follow(source.as_ref(), &published, &stop))
         };
-        let mut etcd = Etcd {
+        let mut live = Live {
             algo,
             n,
             change,
             target: target.clone(),
-            prefix,
+            run,
             registrars: (0..addresses.len()).map(|_| None).collect(),
             processes,
             addresses,
@@ -245,21 +283,16 @@ impl Etcd {
             follower: Some(follower),
         };
         for i in 0..n {
-            etcd.join(i)?;
+            live.join(i)?;
         }
-        Ok(etcd)
+        Ok(live)
     }
 
     /// Starts `ringwise join` for server `i`.
     fn join(&mut self, i: usize) -> Result<()> {
+        let url = self.target.registrar(&self.run)?;
         let mut command = Command::new(&self.target.ringwise);
-        command.args([
-            "join",
-            "--etcd",
-            &self.target.endpoints,
-            "--prefix",
-            &self.prefix,
-        ]);
+        command.args(["join", "--membership", &url.to_string()]);
         command.args(["--name", &name(i), "--address", &self.addresses[i]]);
         command.args(["--ttl", &self.target.ttl.to_string()]);
         let child = Child::spawn(
@@ -281,10 +314,10 @@ impl Etcd {
             }
             if std::time::Instant::now() > deadline || shared.stop.load(Ordering::Relaxed) {
                 bail!(
-                    "etcd did not list the {} servers within {} s (prefix {})",
+                    "{} did not list the {} servers within {} s",
+                    self.run,
                     self.n,
                     limit.as_secs(),
-                    self.prefix
                 );
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -292,7 +325,7 @@ impl Etcd {
     }
 }
 
-impl Membership for Etcd {
+impl Membership for Live {
     fn change(&mut self, _shared: &Shared) -> Result<String> {
         match self.change {
             Change::Add(k) => (self.n..self.n + k).try_for_each(|i| self.join(i))?,
@@ -312,7 +345,12 @@ impl Membership for Etcd {
                 }
             }
         }
-        Ok(format!("{} (through etcd)", self.change.describe(self.n)))
+        let kind = match self.run.scheme {
+            Scheme::Etcd => "etcd",
+            Scheme::ZooKeeper => "ZooKeeper",
+            _ => "gossip",
+        };
+        Ok(format!("{} (through {kind})", self.change.describe(self.n)))
     }
 
     fn tick(&mut self, shared: &Shared, _since_change: Option<Duration>) -> Result<()> {
@@ -322,12 +360,12 @@ impl Membership for Etcd {
             let result = self.follower.take().map(JoinHandle::join);
             return match result {
                 Some(Ok(Err(e))) => Err(e.context("--membership")),
-                _ => Err(anyhow!("the etcd watcher stopped")),
+                _ => Err(anyhow!("the membership watcher stopped")),
             };
         }
         let (version, members) = match self.published.lock() {
             Ok(guard) => guard.clone(),
-            Err(_) => bail!("the etcd watcher panicked"),
+            Err(_) => bail!("the membership watcher panicked"),
         };
         if version == self.seen {
             return Ok(());
@@ -350,10 +388,10 @@ impl Membership for Etcd {
     }
 }
 
-impl Drop for Etcd {
+impl Drop for Live {
     fn drop(&mut self) {
-        // Registrars first (SIGTERM: they revoke their leases), then the
-        // watcher thread.
+        // Registrars first (SIGTERM: they leave at once), then the watcher
+        // thread.
         for registrar in self.registrars.iter_mut().filter_map(Option::take) {
             registrar.stop("TERM");
         }
@@ -366,15 +404,17 @@ impl Drop for Etcd {
 
 /// The watcher's thread: a current-thread tokio runtime that publishes
 /// the members of every new ring, until `stop`.
-fn follow(endpoints: &str, prefix: &str, published: &Published, stop: &AtomicBool) -> Result<()> {
+fn follow(source: &dyn Source, published: &Published, stop: &AtomicBool) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .context("start the etcd watcher's runtime")?;
+        .context("start the membership watcher's runtime")?;
     runtime.block_on(async {
-        let connection = Connection::parse(endpoints)?;
-        // The etcd crate's error names the endpoint and what to try.
-        let watcher = ringwise_etcd::watch(&connection, prefix, Options::default()).await?;
+        // The source's error names where it is and what to try.
+        let watcher = source
+            .watch(Options::default())
+            .await
+            .map_err(|e| anyhow!("{e}"))?;
         let mut changes = watcher.changes();
         let (mut version, mut last) = (0, None);
         while !stop.load(Ordering::Relaxed) {

@@ -112,7 +112,32 @@ pub struct Url {
 /// The prefix when a URL names none.
 pub const DEFAULT_PREFIX: &str = "/ringwise";
 
+impl std::fmt::Display for Url {
+    /// The URL as given, normalised (`zookeeper://` written `zk://`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = match self.scheme {
+            Scheme::Etcd => "etcd",
+            Scheme::ZooKeeper => "zk",
+            Scheme::Gossip => "gossip",
+        };
+        write!(f, "{scheme}://{}{}", self.hosts.join(","), self.prefix)?;
+        for (i, (key, value)) in self.query.iter().enumerate() {
+            let separator = if i == 0 { '?' } else { '&' };
+            write!(f, "{separator}{key}={value}")?;
+        }
+        Ok(())
+    }
+}
+
 impl Url {
+    /// Sets query key `key` to `value` (replacing it if given).
+    pub fn set(&mut self, key: &str, value: &str) {
+        match self.query.iter_mut().find(|(k, _)| k == key) {
+            Some(pair) => value.clone_into(&mut pair.1),
+            None => self.query.push((key.to_owned(), value.to_owned())),
+        }
+    }
+
     /// The value of query key `key`, if given.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.query
@@ -143,7 +168,8 @@ impl FromStr for Url {
             "gossip" => Scheme::Gossip,
             other => {
                 return Err(bad(format!(
-                    "unknown source `{other}`: expected etcd://, zk:// or gossip://"
+                    "unknown source `{other}`: write etcd://HOST:PORT[,...]/PREFIX, \
+                     zk://HOST:PORT[,...]/PREFIX or gossip://HOST:PORT?seeds=HOST:PORT,..."
                 )));
             }
         };
@@ -241,6 +267,14 @@ mod tests {
             .expect("gossip");
         assert_eq!(gossip.get("seeds"), Some("127.0.0.1:7001,127.0.0.1:7002"));
         assert_eq!(gossip.get("cluster"), None);
+        let mut written = gossip.clone();
+        written.set("cluster", "c1");
+        let text = written.to_string();
+        assert_eq!(
+            text,
+            "gossip://127.0.0.1:0/ringwise?seeds=127.0.0.1:7001,127.0.0.1:7002&cluster=c1"
+        );
+        assert_eq!(text.parse::<Url>().expect("again"), written);
     }
 
     #[test]
