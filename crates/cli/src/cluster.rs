@@ -31,7 +31,7 @@ use crate::params::ParamArgs;
 
 #[derive(Debug, Args)]
 #[group(skip)]
-#[command(group(clap::ArgGroup::new("source").args(["cluster", "nodes", "endpoints", "redis"]).required(true)))]
+#[command(group(clap::ArgGroup::new("source").args(["cluster", "nodes", "endpoints", "membership", "redis"]).required(true)))]
 pub struct ClusterArgs {
     /// Cluster file (TOML): algorithm, hash, vnodes, [[nodes]].
     #[arg(long, value_name = "FILE")]

@@ -8,13 +8,10 @@
 //! Every process started here is killed by its pid when the test ends,
 //! however it ends.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
+use crate::membership::{Lines, Process, until, until_ring};
 use crate::support::{ringwise, stderr, stdout};
-use std::io::Read;
 
 #[path = "../../etcd/tests/support/etcd.rs"]
 #[allow(
@@ -25,133 +22,6 @@ use std::io::Read;
 pub(crate) mod server;
 
 use server::Etcd;
-
-/// A `ringwise` process killed by its pid on drop.
-struct Process(Child);
-
-/// Lines of a child's output as they come, with when each was read.
-type Lines = Receiver<(Instant, String)>;
-
-impl Process {
-    fn start(args: &[&str]) -> (Process, Lines) {
-        let (process, out, _) = Process::spawn(args, Stdio::null());
-        (process, out)
-    }
-
-    /// [`Process::start`], with stderr (the logs) as lines too.
-    fn start_logged(args: &[&str]) -> (Process, Lines, Lines) {
-        let (process, out, err) = Process::spawn(args, Stdio::piped());
-        (process, out, err.expect("piped stderr"))
-    }
-
-    fn spawn(args: &[&str], stderr: Stdio) -> (Process, Lines, Option<Lines>) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ringwise"))
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .expect("ringwise runs");
-        let out = lines(child.stdout.take().expect("piped stdout"));
-        let err = child.stderr.take().map(lines);
-        (Process(child), out, err)
-    }
-
-    /// Runs `ringwise ARGS` to its end, killed (and the test failed) if it
-    /// is still running after `limit`; its exit status and stderr.
-    fn run(args: &[&str], limit: Duration) -> (std::process::ExitStatus, String) {
-        // `_out` is held to the end: its reader drains stdout, which must
-        // stay open while ringwise may write.
-        let (mut process, _out, err) = Process::start_logged(args);
-        let status = process.wait(limit);
-        drop(process);
-        // Ends once the killed or exited process's stderr is closed.
-        let text: Vec<String> = err.iter().map(|(_, line)| line).collect();
-        let text = text.join("\n");
-        let status =
-            status.unwrap_or_else(|| panic!("ringwise {args:?} still ran after {limit:?}; {text}"));
-        (status, text)
-    }
-
-    fn signal(&self, name: &str) {
-        let status = Command::new("kill")
-            .args([&format!("-{name}"), &self.0.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success(), "kill -{name}");
-    }
-
-    fn wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        let deadline = Instant::now() + limit;
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.0.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        None
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Each line of `from`, sent with the instant it was read.
-fn lines(from: impl Read + Send + 'static) -> Lines {
-    let (send, lines) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(from).lines().map_while(Result::ok) {
-            if send.send((Instant::now(), line)).is_err() {
-                break;
-            }
-        }
-    });
-    lines
-}
-
-/// The members of each JSON ring `watch` prints, until one satisfies
-/// `want` (returns when it was printed) or `limit` passes (panics).
-fn until(
-    lines: &Receiver<(Instant, String)>,
-    limit: Duration,
-    want: impl Fn(&[String]) -> bool,
-) -> Instant {
-    until_ring(lines, limit, want).0
-}
-
-/// [`until`], with the ring that satisfied `want`.
-fn until_ring(
-    lines: &Receiver<(Instant, String)>,
-    limit: Duration,
-    want: impl Fn(&[String]) -> bool,
-) -> (Instant, serde_json::Value) {
-    let deadline = Instant::now() + limit;
-    let mut last = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match lines.recv_timeout(left) {
-            Ok((at, line)) => {
-                let ring: serde_json::Value =
-                    serde_json::from_str(&line).expect("a JSON ring per line");
-                last = ring["members"]
-                    .as_array()
-                    .expect("members")
-                    .iter()
-                    .map(|m| m["name"].as_str().expect("name").to_owned())
-                    .collect();
-                if want(&last) {
-                    return (at, ring);
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => panic!("not within {limit:?}; last ring {last:?}"),
-            Err(RecvTimeoutError::Disconnected) => panic!("watch ended; last ring {last:?}"),
-        }
-    }
-}
 
 fn join(endpoints: &str, name: &str, ttl: &str) -> Process {
     let args = [

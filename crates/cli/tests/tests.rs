@@ -23,6 +23,7 @@ mod issue24;
 mod issue24_files;
 mod issue8;
 mod json_numbers;
+mod membership;
 mod plan;
 mod plan_removed;
 mod plan_shares;
