@@ -299,3 +299,13 @@ fn etcd_through_membership_urls() {
         crate::support::stdout(&by_url)
     );
 }
+
+#[test]
+fn etcd_registrars_leave_through_membership_urls() {
+    let etcd = crate::etcd::server::Etcd::single();
+    let url = format!(
+        "etcd://{}/t",
+        etcd.endpoints().trim_start_matches("http://")
+    );
+    registrars_leave_every_ring(&|| url.clone(), 3, Duration::from_secs(1));
+}
