@@ -132,27 +132,33 @@ enum Command {
     /// Cost: one pass over the file and one build of the placement.
     #[command(after_help = import::kinds_help() + "\n" + EXIT_CODES)]
     Import(import::Args),
-    /// Register this node in etcd and stay until SIGINT or SIGTERM.
+    /// Register this node in a membership source and stay until SIGINT or
+    /// SIGTERM.
     ///
-    /// The node is a key under a lease; on SIGINT or SIGTERM the lease is
-    /// revoked and the node leaves at once.
+    /// The source is --membership URL (etcd://, zk://, gossip://) or
+    /// --etcd. The node is a key under a lease (etcd), an ephemeral znode
+    /// of a session (ZooKeeper) or an announced entry (gossip); on SIGINT
+    /// or SIGTERM it leaves at once, killed without a word within --ttl.
     ///
-    /// Cost: one etcd round trip per TTL/3.
+    /// Cost: one etcd round trip per TTL/3; ZooKeeper's session pings;
+    /// gossip's rounds (a few UDP packets per node per interval).
     #[command(after_help = EXIT_CODES)]
     Join(live::JoinArgs),
-    /// Follow the ring in etcd and print every change.
+    /// Follow the ring of a membership source and print every change.
     ///
-    /// Prints the ring, then every new revision (members, shares, fraction
+    /// Prints the ring, then every new version (etcd revision, ZooKeeper
+    /// zxid, or the count of gossip views: members, shares, fraction
     /// moved), until SIGINT or SIGTERM.
     ///
     /// Cost per change: one build of the placement, exact shares and moved
     /// fraction for rings (O(P)), 65,536 samples otherwise.
     #[command(after_help = EXIT_CODES)]
     Watch(live::WatchArgs),
-    /// Show or change the cluster's settings in etcd.
+    /// Show or change the cluster's settings in a membership source.
     ///
-    /// The settings live under PREFIX/config; a change is checked against
-    /// the members before it is written.
+    /// The settings live under PREFIX/config (etcd, ZooKeeper) or are
+    /// gossiped by the members; a change is checked against the members
+    /// before it is written.
     ///
     /// Cost: two round trips and one build of the placement.
     #[command(after_help = EXIT_CODES)]
