@@ -132,8 +132,7 @@ enum Command {
     /// Cost: one pass over the file and one build of the placement.
     #[command(after_help = import::kinds_help() + "\n" + EXIT_CODES)]
     Import(import::Args),
-    /// Register this node in a membership source and stay until SIGINT or
-    /// SIGTERM.
+    /// Register this node in a membership source until SIGINT or SIGTERM.
     ///
     /// The source is --membership URL (etcd://, zk://, gossip://) or
     /// --etcd. The node is a key under a lease (etcd), an ephemeral znode
