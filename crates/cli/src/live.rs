@@ -333,8 +333,9 @@ fn allocate(
         .allocate(ring, &node)
         .map_err(|e| Failure::usage(anyhow!("--allocate: {e}")))?;
     say!(
-        "ringwise: allocated {} points against revision {revision} ({} members)",
+        "ringwise: allocated {} points against {} ({} members)",
         chosen.len(),
+        version(source.kind(), revision),
         ring.nodes().len()
     );
     match algorithm {
@@ -481,7 +482,18 @@ fn shown(cluster: &Cluster, revision: u64, before: Option<&Cluster>) -> Shown {
     }
 }
 
-fn print(out: &mut impl Write, format: Format, ring: &Shown) -> std::io::Result<()> {
+/// What a source calls its version, as `watch` prints it: etcd's
+/// revision, ZooKeeper's zxid (in hex, as ZooKeeper's own tools print
+/// it), or the count of gossip views this client applied.
+fn version(kind: &str, version: u64) -> String {
+    match kind {
+        "zookeeper" => format!("zxid 0x{version:x}"),
+        "gossip" => format!("view {version}"),
+        _ => format!("revision {version}"),
+    }
+}
+
+fn print(out: &mut impl Write, kind: &str, format: Format, ring: &Shown) -> std::io::Result<()> {
     if format == Format::Json {
         serde_json::to_writer(&mut *out, ring).map_err(std::io::Error::other)?;
         writeln!(out)?;
@@ -489,8 +501,8 @@ fn print(out: &mut impl Write, format: Format, ring: &Shown) -> std::io::Result<
     }
     writeln!(
         out,
-        "revision {}  fingerprint {}  {}  {} members  moved {}{:.2}%",
-        ring.revision,
+        "{}  fingerprint {}  {}  {} members  moved {}{:.2}%",
+        version(kind, ring.revision),
         ring.fingerprint,
         ring.algorithm.as_deref().unwrap_or("(no members)"),
         ring.members.len(),
@@ -543,8 +555,10 @@ pub fn watch(args: WatchArgs) -> Result<(), Failure> {
         let mut changes = watcher.changes();
         let mut out = std::io::stdout().lock();
         let first = watcher.load();
+        let kind = source.kind();
         print(
             &mut out,
+            kind,
             args.format,
             &shown(&first.placement, first.revision, None),
         )?;
@@ -558,15 +572,15 @@ pub fn watch(args: WatchArgs) -> Result<(), Failure> {
                 changed = changes.changed() => {
                     if changed.is_err() { break; }
                     let now = watcher.load();
-                    print(&mut out, args.format, &shown(&now.placement, now.revision, Some(&before)))?;
+                    print(&mut out, kind, args.format, &shown(&now.placement, now.revision, Some(&before)))?;
                     before = std::sync::Arc::clone(&now.placement);
                 }
                 _ = warn.tick() => {
                     let status = watcher.status();
                     if status.staleness > Duration::from_secs(3) {
                         say!(
-                            "ringwise: warning: ring of revision {} not confirmed for {:.0} s: {}",
-                            status.revision,
+                            "ringwise: warning: ring of {} not confirmed for {:.0} s: {}",
+                            version(kind, status.revision),
                             status.staleness.as_secs_f64(),
                             status.last_error.as_deref().unwrap_or("waiting for the source")
                         );
