@@ -132,8 +132,10 @@ async fn digest_auth_passes_through_and_others_are_refused_clearly() {
     assert_eq!(names(&watcher), ["a"]);
     zk.configure(&[("vnodes".into(), Some(serde_json::json!(40)))]).await.expect("configure");
     assert_eq!(zk.settings().await.expect("settings")["vnodes"], 40);
-    // The znodes carry the digest identity's ACL.
+    // The znodes carry the digest identity's ACL (reading an ACL takes
+    // READ or ADMIN: the raw client authenticates too).
     let client = raw(&server.hosts()).await;
+    client.auth("digest", b"app:s3cret").await.expect("addauth");
     let (acls, _) = client.get_acl("/secret/nodes/a").await.expect("acl");
     assert_eq!(acls.len(), 1);
     assert_eq!(acls[0].scheme(), "digest");
