@@ -74,7 +74,9 @@ async fn run(hosts: Vec<String>, writes: usize) -> Vec<Duration> {
     for _ in 0..WATCHERS {
         watchers.push(source.watch(Options::default()).await.expect("watcher"));
     }
-    let client = zk::Client::connect(&hosts.join(",")).await.expect("connect");
+    let client = zk::Client::connect(&hosts.join(","))
+        .await
+        .expect("connect");
     let create = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
     let mut expected: BTreeMap<String, Option<f64>> = BTreeMap::new();
     let mut latencies = Vec::with_capacity(writes);
@@ -93,11 +95,17 @@ async fn run(hosts: Vec<String>, writes: usize) -> Vec<Duration> {
                 expected.remove(&name);
             }
             Some(_) => {
-                client.set_data(&key, value.as_bytes(), None).await.expect("set");
+                client
+                    .set_data(&key, value.as_bytes(), None)
+                    .await
+                    .expect("set");
                 expected.insert(name, Some(weight));
             }
             None => {
-                client.create(&key, value.as_bytes(), &create).await.expect("create");
+                client
+                    .create(&key, value.as_bytes(), &create)
+                    .await
+                    .expect("create");
                 expected.insert(name, Some(weight));
             }
         }

@@ -69,7 +69,10 @@ async fn run(hosts: Vec<String>, writes: usize, members: usize) {
         .expect("connect");
     let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
     let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
-    client.mkdir(&format!("{PREFIX}/nodes"), &persistent).await.expect("prefix");
+    client
+        .mkdir(&format!("{PREFIX}/nodes"), &persistent)
+        .await
+        .expect("prefix");
     let started = Instant::now();
     let names: Vec<String> = (0..members).map(|i| format!("cache-{i:05}")).collect();
     for batch in names.chunks(500) {

@@ -138,7 +138,10 @@ impl std::fmt::Display for Error {
                         "; is ZooKeeper running and reachable there? (check HOST:PORT)"
                     ),
                     zk::Error::SessionExpired => {
-                        write!(f, "; the session expired (it was away longer than its timeout)")
+                        write!(
+                            f,
+                            "; the session expired (it was away longer than its timeout)"
+                        )
                     }
                     _ => Ok(()),
                 }

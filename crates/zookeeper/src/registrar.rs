@@ -123,7 +123,12 @@ impl Registrar {
         let key = &self.shared.key;
         let deleted = match client.delete(key, None).await {
             Ok(()) | Err(zk::Error::NoNode) => Ok(()),
-            Err(e) => Err(classify("delete the member", key, self.shared.settings.authenticated(), e)),
+            Err(e) => Err(classify(
+                "delete the member",
+                key,
+                self.shared.settings.authenticated(),
+                e,
+            )),
         };
         // Dropping the last handle closes the session (CloseSession): an
         // ephemeral left by a failed delete goes with it.
@@ -142,7 +147,10 @@ impl Shared {
         let ours = client.session_id().0;
         let options = zk::CreateMode::Ephemeral.with_acls(self.settings.acls());
         loop {
-            match client.create(&self.key, self.value.as_bytes(), &options).await {
+            match client
+                .create(&self.key, self.value.as_bytes(), &options)
+                .await
+            {
                 Ok(_) => break,
                 Err(zk::Error::NodeExists) => match client.check_stat(&self.key).await {
                     Ok(Some(stat)) if stat.ephemeral_owner == ours => break,

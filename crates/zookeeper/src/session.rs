@@ -66,10 +66,14 @@ pub(crate) async fn open(settings: &Settings) -> Result<zk::Client, Error> {
     if let Some((user, password)) = &settings.auth {
         connector = connector.with_auth("digest", format!("{user}:{password}").as_bytes());
     }
-    let client = connector
-        .connect(&settings.hosts)
-        .await
-        .map_err(|e| classify("open a session", &settings.hosts, settings.authenticated(), e))?;
+    let client = connector.connect(&settings.hosts).await.map_err(|e| {
+        classify(
+            "open a session",
+            &settings.hosts,
+            settings.authenticated(),
+            e,
+        )
+    })?;
     Ok(client)
 }
 
@@ -153,8 +157,15 @@ mod tests {
         assert_eq!(nodes_dir("/caches"), "/caches/nodes");
         let e = connect_string(&[]).expect_err("none").to_string();
         assert!(e.contains("at least one HOST:PORT"), "{e}");
-        let e = connect_string(&["a:1".into(), "b".into()]).expect_err("b").to_string();
+        let e = connect_string(&["a:1".into(), "b".into()])
+            .expect_err("b")
+            .to_string();
         assert!(e.contains("`b`"), "{e}");
-        assert_eq!(connect_string(&["a:1".into(), "b:2".into()]).ok().as_deref(), Some("a:1,b:2"));
+        assert_eq!(
+            connect_string(&["a:1".into(), "b:2".into()])
+                .ok()
+                .as_deref(),
+            Some("a:1,b:2")
+        );
     }
 }

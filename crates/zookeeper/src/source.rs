@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use ringwise_membership::{
-    Cluster, Error as MembershipError, Member, Options, Pending, Registration, Scheme, Source,
-    Url, Watcher, check_ttl,
+    Cluster, Error as MembershipError, Member, Options, Pending, Registration, Scheme, Source, Url,
+    Watcher, check_ttl,
 };
 use serde_json::{Map, Value};
 
@@ -57,19 +57,21 @@ impl ZooKeeper {
         for (key, value) in &url.query {
             match key.as_str() {
                 "digest" => {
-                    let (user, password) = value.split_once(':').ok_or_else(|| {
-                        MembershipError::InvalidOption {
-                            option: "membership",
-                            message: "digest: give digest=USER:PASSWORD".into(),
-                        }
-                    })?;
+                    let (user, password) =
+                        value
+                            .split_once(':')
+                            .ok_or_else(|| MembershipError::InvalidOption {
+                                option: "membership",
+                                message: "digest: give digest=USER:PASSWORD".into(),
+                            })?;
                     zk = zk.with_digest(user, password);
                 }
                 "session_timeout" => {
-                    let seconds: u64 = value.parse().map_err(|_| MembershipError::InvalidOption {
-                        option: "membership",
-                        message: format!("session_timeout `{value}`: give whole seconds"),
-                    })?;
+                    let seconds: u64 =
+                        value.parse().map_err(|_| MembershipError::InvalidOption {
+                            option: "membership",
+                            message: format!("session_timeout `{value}`: give whole seconds"),
+                        })?;
                     zk = zk.with_session_timeout(Duration::from_secs(seconds));
                 }
                 other => {
@@ -119,14 +121,24 @@ impl ZooKeeper {
 
     /// Registers `name` (see [`Registrar`]): its session's timeout is
     /// `ttl`, as the server grants it.
-    pub async fn register(&self, name: &str, member: Member, ttl: Duration) -> Result<Registrar, Error> {
+    pub async fn register(
+        &self,
+        name: &str,
+        member: Member,
+        ttl: Duration,
+    ) -> Result<Registrar, Error> {
         check_ttl(ttl, 1, "a session times out after whole seconds")?;
         Registrar::register(self.session_settings(ttl)?, &self.prefix, name, member).await
     }
 
     /// Lists the members, publishes the first ring and follows changes.
     pub async fn watch(&self, options: Options) -> Result<Watcher, Error> {
-        crate::watcher::watch(&self.session_settings(self.session_timeout)?, &self.prefix, options).await
+        crate::watcher::watch(
+            &self.session_settings(self.session_timeout)?,
+            &self.prefix,
+            options,
+        )
+        .await
     }
 
     /// The cluster now and its zxid (`sync`, then one snapshot).
@@ -147,7 +159,10 @@ impl ZooKeeper {
     }
 
     /// Changes the settings (see `ringwise_membership::change_settings`).
-    pub async fn configure(&self, changes: &[(String, Option<Value>)]) -> Result<Map<String, Value>, Error> {
+    pub async fn configure(
+        &self,
+        changes: &[(String, Option<Value>)],
+    ) -> Result<Map<String, Value>, Error> {
         let settings = self.session_settings(self.session_timeout)?;
         let client = open(&settings).await?;
         crate::store::configure(&client, &settings, &self.prefix, changes).await
@@ -215,19 +230,26 @@ mod tests {
 
     #[test]
     fn urls_name_the_source() {
-        let url: Url = "zk://127.0.0.1:2181,127.0.0.1:2182/caches?digest=app:s3cret&session_timeout=4"
-            .parse()
-            .expect("url");
+        let url: Url =
+            "zk://127.0.0.1:2181,127.0.0.1:2182/caches?digest=app:s3cret&session_timeout=4"
+                .parse()
+                .expect("url");
         let zk = ZooKeeper::from_url(&url).expect("zk");
         assert_eq!(zk.hosts, ["127.0.0.1:2181", "127.0.0.1:2182"]);
         assert_eq!(zk.prefix, "/caches");
         assert_eq!(zk.auth, Some(("app".into(), "s3cret".into())));
         assert_eq!(zk.session_timeout, Duration::from_secs(4));
         assert_eq!(zk.kind(), "zookeeper");
-        assert_eq!(zk.describe(), "zookeeper 127.0.0.1:2181,127.0.0.1:2182/caches");
+        assert_eq!(
+            zk.describe(),
+            "zookeeper 127.0.0.1:2181,127.0.0.1:2182/caches"
+        );
         for (bad, words) in [
             ("zk://a:1/p?digest=nocolon", "digest=USER:PASSWORD"),
-            ("zk://a:1/p?sesion_timeout=3", "unknown query key `sesion_timeout`"),
+            (
+                "zk://a:1/p?sesion_timeout=3",
+                "unknown query key `sesion_timeout`",
+            ),
             ("zk://a:1/zookeeper", "ZooKeeper's own"),
             ("etcd://a:1/p", "not a zk:// URL"),
         ] {

@@ -56,12 +56,16 @@ pub(crate) async fn list(
             reader.add_get_data(path).map_err(here)?;
         }
         for name in &names {
-            reader.add_get_data(&format!("{dir}/{name}")).map_err(here)?;
+            reader
+                .add_get_data(&format!("{dir}/{name}"))
+                .map_err(here)?;
         }
         let mut results = reader.commit().await.map_err(here)?.into_iter();
         let mut children = match results.next() {
             Some(zk::MultiReadResult::Children { children }) => children,
-            Some(zk::MultiReadResult::Error { err: zk::Error::NoNode }) => Vec::new(),
+            Some(zk::MultiReadResult::Error {
+                err: zk::Error::NoNode,
+            }) => Vec::new(),
             Some(zk::MultiReadResult::Error { err }) => return Err(here(err)),
             _ => return Err(here(zk::Error::UnexpectedError("multiRead answer".into()))),
         };
@@ -74,14 +78,15 @@ pub(crate) async fn list(
         let mut version = 0i64;
         let stat_of = |result: Option<zk::MultiReadResult>| match result {
             Some(zk::MultiReadResult::Data { data, stat }) => Ok(Some((data, stat))),
-            Some(zk::MultiReadResult::Error { err: zk::Error::NoNode }) => Ok(None),
+            Some(zk::MultiReadResult::Error {
+                err: zk::Error::NoNode,
+            }) => Ok(None),
             Some(zk::MultiReadResult::Error { err }) => Err(here(err)),
             _ => Err(here(zk::Error::UnexpectedError("multiRead answer".into()))),
         };
-        for parent in [stat_of(results.next())?, stat_of(results.next())?] {
-            if let Some((_, stat)) = parent {
-                version = version.max(stat.pzxid);
-            }
+        let parents = [stat_of(results.next())?, stat_of(results.next())?];
+        for (_, stat) in parents.iter().flatten() {
+            version = version.max(stat.pzxid);
         }
         if let Some((data, stat)) = stat_of(results.next())? {
             version = version.max(stat.mzxid);
@@ -115,7 +120,12 @@ pub(crate) async fn settings(
     match client.get_data(&key).await {
         Ok((data, _)) => Ok(read_settings(&key, Some(&data))?),
         Err(zk::Error::NoNode) => Ok(read_settings(&key, None)?),
-        Err(e) => Err(classify("read the config", &key, settings.authenticated(), e)),
+        Err(e) => Err(classify(
+            "read the config",
+            &key,
+            settings.authenticated(),
+            e,
+        )),
     }
 }
 
@@ -146,7 +156,10 @@ pub(crate) async fn configure(
         None => {
             crate::session::make_path(client, settings, prefix).await?;
             let options = zk::CreateMode::Persistent.with_acls(settings.acls());
-            client.create(&key, text.as_bytes(), &options).await.map(drop)
+            client
+                .create(&key, text.as_bytes(), &options)
+                .await
+                .map(drop)
         }
     };
     match written {

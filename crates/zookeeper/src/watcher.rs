@@ -182,7 +182,11 @@ impl Follow {
             .members()
             .iter()
             .filter_map(|m| m.key.strip_prefix(&dir).map(str::to_owned))
-            .chain(held.skipped.keys().filter_map(|k| k.strip_prefix(&dir).map(str::to_owned)))
+            .chain(
+                held.skipped
+                    .keys()
+                    .filter_map(|k| k.strip_prefix(&dir).map(str::to_owned)),
+            )
             .collect();
         list(client, &self.settings, &self.prefix, names).await
     }
@@ -257,7 +261,8 @@ impl Follow {
                     state if state.is_terminated() => return Ended::Expired(state),
                     zk::SessionState::Disconnected => {
                         disconnected = true;
-                        self.feed.note_error(Some("disconnected from ZooKeeper".into()));
+                        self.feed
+                            .note_error(Some("disconnected from ZooKeeper".into()));
                     }
                     _ => {
                         // Reconnected: events of the gap may be lost.
@@ -282,7 +287,14 @@ impl Follow {
     /// `sync`, then the prefix's stats: whether nothing changed above
     /// `applied` (members' data changes come as events: not looked at).
     async fn confirm(&self, client: &zk::Client, applied: i64) -> Result<bool, Error> {
-        let here = |e| classify("confirm the version", &self.prefix, self.settings.authenticated(), e);
+        let here = |e| {
+            classify(
+                "confirm the version",
+                &self.prefix,
+                self.settings.authenticated(),
+                e,
+            )
+        };
         client.sync(&self.prefix).await.map_err(here)?;
         let dir = nodes_dir(&self.prefix);
         let config = ringwise_membership::member::config_key(&self.prefix);
@@ -295,7 +307,9 @@ impl Follow {
             match result {
                 zk::MultiReadResult::Data { stat, .. } if i < 2 => seen = seen.max(stat.pzxid),
                 zk::MultiReadResult::Data { stat, .. } => seen = seen.max(stat.mzxid),
-                zk::MultiReadResult::Error { err: zk::Error::NoNode } => {}
+                zk::MultiReadResult::Error {
+                    err: zk::Error::NoNode,
+                } => {}
                 zk::MultiReadResult::Error { err } => return Err(here(err)),
                 _ => {}
             }

@@ -35,7 +35,13 @@ pub async fn until(within: Duration, what: &str, mut done: impl FnMut() -> bool)
 
 /// The names a watcher holds, in join order.
 pub fn names(watcher: &Watcher) -> Vec<String> {
-    watcher.load().placement.members.iter().map(|m| m.name.clone()).collect()
+    watcher
+        .load()
+        .placement
+        .members
+        .iter()
+        .map(|m| m.name.clone())
+        .collect()
 }
 
 /// Whether every watcher holds exactly `expected` (any order).
@@ -51,5 +57,7 @@ pub fn all_hold(watchers: &[Watcher], expected: &[&str]) -> bool {
 
 /// A raw client on `hosts` (no ringwise in between).
 pub async fn raw(hosts: &[String]) -> zk::Client {
-    zk::Client::connect(&hosts.join(",")).await.expect("raw client")
+    zk::Client::connect(&hosts.join(","))
+        .await
+        .expect("raw client")
 }

@@ -16,13 +16,22 @@ use crate::support::zookeeper::Zk;
 async fn a_server_away_for_10_s_comes_back_to_the_same_ring() {
     let mut server = Zk::single();
     let zk = source(server.hosts(), "/away");
-    let a = zk.register("a", Member::default(), Duration::from_secs(3)).await.expect("a");
-    let b = zk.register("b", Member::default(), Duration::from_secs(3)).await.expect("b");
+    let a = zk
+        .register("a", Member::default(), Duration::from_secs(3))
+        .await
+        .expect("a");
+    let b = zk
+        .register("b", Member::default(), Duration::from_secs(3))
+        .await
+        .expect("b");
     let mut watchers = Vec::new();
     for _ in 0..3 {
         watchers.push(zk.watch(options()).await.expect("watch"));
     }
-    until(Duration::from_secs(10), "both joined", || all_hold(&watchers, &["a", "b"])).await;
+    until(Duration::from_secs(10), "both joined", || {
+        all_hold(&watchers, &["a", "b"])
+    })
+    .await;
     let before = watchers[0].load().placement.fingerprint;
     // Stopped cleanly (SIGTERM): it writes nothing more, like a server
     // taken down for maintenance.
@@ -31,7 +40,10 @@ async fn a_server_away_for_10_s_comes_back_to_the_same_ring() {
     for _ in 0..20 {
         for watcher in &watchers {
             let ring = watcher.load();
-            assert!(ring.placement.owner("user:42").is_some(), "a lookup with ZooKeeper away");
+            assert!(
+                ring.placement.owner("user:42").is_some(),
+                "a lookup with ZooKeeper away"
+            );
             assert_eq!(ring.placement.fingerprint, before);
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -45,20 +57,33 @@ async fn a_server_away_for_10_s_comes_back_to_the_same_ring() {
         a.is_registered() && b.is_registered()
     })
     .await;
-    until(Duration::from_secs(30), "watchers converged", || all_hold(&watchers, &["a", "b"])).await;
-    let (cluster, zxid) = Source::read(&zk).await.expect("read");
-    until(Duration::from_secs(20), "one zxid, one fingerprint, fresh", || {
-        watchers.iter().all(|w| {
-            let ring = w.load();
-            ring.revision == zxid
-                && ring.placement.fingerprint == cluster.fingerprint
-                && w.status().staleness < Duration::from_secs(2)
-        })
+    until(Duration::from_secs(30), "watchers converged", || {
+        all_hold(&watchers, &["a", "b"])
     })
     .await;
+    let (cluster, zxid) = Source::read(&zk).await.expect("read");
+    until(
+        Duration::from_secs(20),
+        "one zxid, one fingerprint, fresh",
+        || {
+            watchers.iter().all(|w| {
+                let ring = w.load();
+                ring.revision == zxid
+                    && ring.placement.fingerprint == cluster.fingerprint
+                    && w.status().staleness < Duration::from_secs(2)
+            })
+        },
+    )
+    .await;
     // Still followed after the outage: a join shows up.
-    let c = zk.register("c", Member::default(), Duration::from_secs(3)).await.expect("c");
-    until(Duration::from_secs(10), "c joins after the outage", || all_hold(&watchers, &["a", "b", "c"])).await;
+    let c = zk
+        .register("c", Member::default(), Duration::from_secs(3))
+        .await
+        .expect("c");
+    until(Duration::from_secs(10), "c joins after the outage", || {
+        all_hold(&watchers, &["a", "b", "c"])
+    })
+    .await;
     for registrar in [a, b, c] {
         registrar.shutdown().await.expect("leave");
     }
@@ -72,7 +97,11 @@ async fn an_ensemble_that_loses_its_leader_keeps_answering_and_converges() {
     let zk = source(hosts.clone(), "/ensemble").with_session_timeout(session);
     let mut registrars = Vec::new();
     for name in ["a", "b", "c"] {
-        registrars.push(zk.register(name, Member::default(), session).await.expect(name));
+        registrars.push(
+            zk.register(name, Member::default(), session)
+                .await
+                .expect(name),
+        );
     }
     // Watchers each on its own server first (a connect string rotated),
     // so some are connected to the leader.
@@ -83,24 +112,33 @@ async fn an_ensemble_that_loses_its_leader_keeps_answering_and_converges() {
         let one = source(rotated, "/ensemble").with_session_timeout(session);
         watchers.push(one.watch(options()).await.expect("watch"));
     }
-    until(Duration::from_secs(10), "all joined", || all_hold(&watchers, &["a", "b", "c"])).await;
+    until(Duration::from_secs(10), "all joined", || {
+        all_hold(&watchers, &["a", "b", "c"])
+    })
+    .await;
     let leader = ensemble.leader().expect("a leader");
     ensemble.kill(leader);
     for watcher in &watchers {
-        assert!(watcher.load().placement.owner("user:42").is_some(), "lookups answer");
+        assert!(
+            watcher.load().placement.owner("user:42").is_some(),
+            "lookups answer"
+        );
     }
     // A change after the election: every watcher follows it within the
     // session timeout (plus the election, on a busy machine).
-    let d = zk.register("d", Member::default(), session).await.expect("d after the election");
+    let d = zk
+        .register("d", Member::default(), session)
+        .await
+        .expect("d after the election");
     let took = until(Duration::from_secs(30), "every watcher holds d", || {
         all_hold(&watchers, &["a", "b", "c", "d"])
     })
     .await;
     let (cluster, zxid) = Source::read(&zk).await.expect("read");
     until(Duration::from_secs(20), "one zxid, one fingerprint", || {
-        watchers
-            .iter()
-            .all(|w| w.load().revision == zxid && w.load().placement.fingerprint == cluster.fingerprint)
+        watchers.iter().all(|w| {
+            w.load().revision == zxid && w.load().placement.fingerprint == cluster.fingerprint
+        })
     })
     .await;
     assert!(

@@ -50,7 +50,9 @@ async fn five_watchers_agree_at_every_zxid_under_200_joins_and_leaves() {
         for watcher in &watchers {
             let ring = watcher.load();
             samples += 1;
-            let fingerprint = *seen.entry(ring.revision).or_insert(ring.placement.fingerprint);
+            let fingerprint = *seen
+                .entry(ring.revision)
+                .or_insert(ring.placement.fingerprint);
             assert_eq!(
                 fingerprint, ring.placement.fingerprint,
                 "two watchers at zxid {:#x} hold different rings",
@@ -59,9 +61,11 @@ async fn five_watchers_agree_at_every_zxid_under_200_joins_and_leaves() {
         }
     }
     let expected: Vec<&str> = held.keys().map(String::as_str).collect();
-    until(Duration::from_secs(20), "every watcher holds the survivors", || {
-        all_hold(&watchers, &expected)
-    })
+    until(
+        Duration::from_secs(20),
+        "every watcher holds the survivors",
+        || all_hold(&watchers, &expected),
+    )
     .await;
     let (cluster, zxid) = Source::read(&zk).await.expect("read");
     until(Duration::from_secs(10), "one zxid and fingerprint", || {
@@ -71,7 +75,11 @@ async fn five_watchers_agree_at_every_zxid_under_200_joins_and_leaves() {
         })
     })
     .await;
-    assert!(seen.len() > 10, "{} distinct zxids sampled of {samples}", seen.len());
+    assert!(
+        seen.len() > 10,
+        "{} distinct zxids sampled of {samples}",
+        seen.len()
+    );
     for registrar in held.into_values() {
         registrar.shutdown().await.expect("leave");
     }
@@ -91,7 +99,10 @@ async fn a_name_is_held_by_one_session_and_bad_data_is_left_out_and_named() {
     }
     // Through the Source trait: NameTaken stays NameTaken.
     let again = Source::register(&zk, "a", Member::default(), TTL).await;
-    assert!(matches!(again, Err(MembershipError::NameTaken { .. })), "{again:?}");
+    assert!(
+        matches!(again, Err(MembershipError::NameTaken { .. })),
+        "{again:?}"
+    );
     assert_eq!(
         Registration::describe(&first),
         format!("/names/nodes/a (session {:#x})", first.session())
@@ -100,19 +111,38 @@ async fn a_name_is_held_by_one_session_and_bad_data_is_left_out_and_named() {
     // Bad member data, written by hand: left out, named in the ring.
     let client = raw(&server.hosts()).await;
     let open = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-    client.create("/names/nodes/bad", b"{not json", &open).await.expect("bad");
-    client.create("/names/nodes/neg", br#"{"weight": -1}"#, &open).await.expect("neg");
+    client
+        .create("/names/nodes/bad", b"{not json", &open)
+        .await
+        .expect("bad");
+    client
+        .create("/names/nodes/neg", br#"{"weight": -1}"#, &open)
+        .await
+        .expect("neg");
     let watcher = zk.watch(options()).await.expect("watch");
     let ring = watcher.load();
     assert_eq!(names(&watcher), ["a"]);
     let skipped: Vec<&str> = ring.placement.skipped.keys().map(String::as_str).collect();
     assert_eq!(skipped, ["/names/nodes/bad", "/names/nodes/neg"]);
-    assert!(ring.placement.skipped["/names/nodes/bad"].contains("not JSON"), "{:?}", ring.placement.skipped);
+    assert!(
+        ring.placement.skipped["/names/nodes/bad"].contains("not JSON"),
+        "{:?}",
+        ring.placement.skipped
+    );
     // Mended: it joins.
-    client.set_data("/names/nodes/bad", b"{}", None).await.expect("mend");
-    until(Duration::from_secs(10), "the mended member joins", || names(&watcher) == ["a", "bad"]).await;
+    client
+        .set_data("/names/nodes/bad", b"{}", None)
+        .await
+        .expect("mend");
+    until(Duration::from_secs(10), "the mended member joins", || {
+        names(&watcher) == ["a", "bad"]
+    })
+    .await;
     // A bad config keeps the ring held and says why.
-    client.create("/names/config", br#"{"algorithm": "nope"}"#, &open).await.expect("config");
+    client
+        .create("/names/config", br#"{"algorithm": "nope"}"#, &open)
+        .await
+        .expect("config");
     until(Duration::from_secs(10), "the bad config is named", || {
         watcher.status().held.is_some()
     })
@@ -127,10 +157,15 @@ use ringwise_membership::Registration;
 async fn digest_auth_passes_through_and_others_are_refused_clearly() {
     let server = Zk::single();
     let zk = source(server.hosts(), "/secret").with_digest("app", "s3cret");
-    let registrar = zk.register("a", Member::default(), TTL).await.expect("register");
+    let registrar = zk
+        .register("a", Member::default(), TTL)
+        .await
+        .expect("register");
     let watcher = zk.watch(options()).await.expect("watch");
     assert_eq!(names(&watcher), ["a"]);
-    zk.configure(&[("vnodes".into(), Some(serde_json::json!(40)))]).await.expect("configure");
+    zk.configure(&[("vnodes".into(), Some(serde_json::json!(40)))])
+        .await
+        .expect("configure");
     assert_eq!(zk.settings().await.expect("settings")["vnodes"], 40);
     // The znodes carry the digest identity's ACL (reading an ACL takes
     // READ or ADMIN: the raw client authenticates too).
@@ -140,12 +175,26 @@ async fn digest_auth_passes_through_and_others_are_refused_clearly() {
     assert_eq!(acls.len(), 1);
     assert_eq!(acls[0].scheme(), "digest");
     assert!(acls[0].id().starts_with("app:"), "{acls:?}");
-    for stranger in [source(server.hosts(), "/secret"), source(server.hosts(), "/secret").with_digest("app", "wrong")] {
+    for stranger in [
+        source(server.hosts(), "/secret"),
+        source(server.hosts(), "/secret").with_digest("app", "wrong"),
+    ] {
         let e = stranger.read().await.expect_err("refused").to_string();
-        assert!(e.contains("refused access to /secret") && e.contains("NoAuth"), "{e}");
-        let e = stranger.watch(options()).await.expect_err("refused").to_string();
+        assert!(
+            e.contains("refused access to /secret") && e.contains("NoAuth"),
+            "{e}"
+        );
+        let e = stranger
+            .watch(options())
+            .await
+            .expect_err("refused")
+            .to_string();
         assert!(e.contains("NoAuth"), "{e}");
-        let e = stranger.register("b", Member::default(), TTL).await.expect_err("refused").to_string();
+        let e = stranger
+            .register("b", Member::default(), TTL)
+            .await
+            .expect_err("refused")
+            .to_string();
         assert!(e.contains("NoAuth"), "{e}");
     }
     registrar.shutdown().await.expect("leave");
@@ -171,12 +220,21 @@ async fn member_processes_leave_on_sigkill_within_the_timeout_and_on_sigterm_at_
         all_hold(&watchers, &["stopped"])
     })
     .await;
-    assert!(took <= Duration::from_secs(4), "SIGKILLed member left after {took:?} (session 2 s)");
+    assert!(
+        took <= Duration::from_secs(4),
+        "SIGKILLed member left after {took:?} (session 2 s)"
+    );
     // SIGTERM: the process deletes its znode; with a 10 s session, leaving
     // within 3 s is the delete, not an expiry.
     assert!(stopped.terminate(), "exit 0 after SIGTERM");
-    let took = until(Duration::from_secs(30), "the stopped member leaves", || all_hold(&watchers, &[])).await;
-    assert!(took <= Duration::from_secs(3), "SIGTERMed member left after {took:?} (session 10 s)");
+    let took = until(Duration::from_secs(30), "the stopped member leaves", || {
+        all_hold(&watchers, &[])
+    })
+    .await;
+    assert!(
+        took <= Duration::from_secs(3),
+        "SIGTERMed member left after {took:?} (session 10 s)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -59,7 +59,8 @@ fn parse() -> Result<Args, String> {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    let mut zk = ZooKeeper::new(args.hosts, &args.prefix).with_session_timeout(Duration::from_secs(2));
+    let mut zk =
+        ZooKeeper::new(args.hosts, &args.prefix).with_session_timeout(Duration::from_secs(2));
     if let Some((user, password)) = &args.digest {
         zk = zk.with_digest(user, password);
     }
@@ -72,8 +73,18 @@ async fn run(args: Args) -> Result<(), String> {
         let mut shown = None;
         loop {
             let ring = watcher.load();
-            let names: Vec<&str> = ring.placement.members.iter().map(|m| m.name.as_str()).collect();
-            let line = format!("ring {} {:016x} {}", ring.revision, ring.placement.fingerprint, names.join(","));
+            let names: Vec<&str> = ring
+                .placement
+                .members
+                .iter()
+                .map(|m| m.name.as_str())
+                .collect();
+            let line = format!(
+                "ring {} {:016x} {}",
+                ring.revision,
+                ring.placement.fingerprint,
+                names.join(",")
+            );
             if shown.as_ref() != Some(&line) {
                 println!("{line}");
                 shown = Some(line);

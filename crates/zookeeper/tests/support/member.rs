@@ -23,7 +23,13 @@ impl Process {
     /// returns once it printed `registered`.
     pub fn member(hosts: &[String], prefix: &str, name: &str, ttl: u64) -> Process {
         let process = Process::start(&[
-            "--hosts", &hosts.join(","), "--prefix", prefix, "--name", name, "--ttl",
+            "--hosts",
+            &hosts.join(","),
+            "--prefix",
+            prefix,
+            "--name",
+            name,
+            "--ttl",
             &ttl.to_string(),
         ]);
         process.wait_line(Duration::from_secs(30), |l| l.starts_with("registered"));
@@ -69,7 +75,14 @@ impl Process {
     pub fn wait_line(&self, within: Duration, wanted: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + within;
         loop {
-            if let Some(line) = self.lines.lock().expect("lines").iter().rev().find(|l| wanted(l)) {
+            if let Some(line) = self
+                .lines
+                .lock()
+                .expect("lines")
+                .iter()
+                .rev()
+                .find(|l| wanted(l))
+            {
                 return line.clone();
             }
             assert!(
@@ -102,7 +115,9 @@ impl Process {
     /// SIGTERM, and waits for its exit; returns whether it exited 0.
     pub fn terminate(&mut self) -> bool {
         self.signal("TERM");
-        let Some(mut child) = self.child.take() else { return false };
+        let Some(mut child) = self.child.take() else {
+            return false;
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if let Ok(Some(status)) = child.try_wait() {

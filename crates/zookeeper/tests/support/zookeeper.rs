@@ -23,7 +23,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "../../../ringwise/tests/support/process.rs"]
-#[allow(dead_code, reason = "shared with the core's tests; not every helper is used here")]
+#[allow(
+    dead_code,
+    reason = "shared with the core's tests; not every helper is used here"
+)]
 mod process;
 
 pub use process::free_port;
@@ -182,7 +185,11 @@ impl Zk {
         command
             .args(["-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"])
             .arg("-Dzookeeper.jmx.log4j.disable=true")
-            .args(["-cp", JAR, "org.apache.zookeeper.server.quorum.QuorumPeerMain"])
+            .args([
+                "-cp",
+                JAR,
+                "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+            ])
             .arg(server.dir.join("zoo.cfg"))
             .current_dir(&server.dir)
             .stdin(Stdio::null())
