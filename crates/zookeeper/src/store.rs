@@ -173,3 +173,36 @@ pub(crate) async fn configure(
         Err(e) => Err(classify("write the config", &key, authenticated, e)),
     }
 }
+
+/// `sync`, then the stats of the prefix, `PREFIX/nodes` and the config in
+/// one multiRead: the highest of their zxids (the prefix's and the
+/// nodes' `pzxid`, the config's `mzxid`). A watcher holding that version
+/// or later is current, but for member data changes, which come as
+/// events. Cost: two small round trips.
+pub(crate) async fn stamp(
+    client: &zk::Client,
+    settings: &Settings,
+    prefix: &str,
+) -> Result<i64, Error> {
+    let here = |e| classify("confirm the version", prefix, settings.authenticated(), e);
+    client.sync(prefix).await.map_err(here)?;
+    let dir = nodes_dir(prefix);
+    let config = config_key(prefix);
+    let mut reader = client.new_multi_reader();
+    for path in [prefix, dir.as_str(), config.as_str()] {
+        reader.add_get_data(path).map_err(here)?;
+    }
+    let mut seen = 0i64;
+    for (i, result) in reader.commit().await.map_err(here)?.into_iter().enumerate() {
+        match result {
+            zk::MultiReadResult::Data { stat, .. } if i < 2 => seen = seen.max(stat.pzxid),
+            zk::MultiReadResult::Data { stat, .. } => seen = seen.max(stat.mzxid),
+            zk::MultiReadResult::Error {
+                err: zk::Error::NoNode,
+            } => {}
+            zk::MultiReadResult::Error { err } => return Err(here(err)),
+            _ => {}
+        }
+    }
+    Ok(seen)
+}

@@ -42,7 +42,7 @@ use zookeeper_client as zk;
 
 use crate::error::{Error, classify};
 use crate::session::{Settings, make_path, nodes_dir, open};
-use crate::store::list;
+use crate::store::{list, stamp};
 
 /// Lists `prefix`, publishes the first ring and follows changes in the
 /// background. Fails if the first list does not succeed.
@@ -231,7 +231,8 @@ impl Follow {
                     if disconnected {
                         continue;
                     }
-                    match self.confirm(&session.client, *applied).await {
+                    let stamp = stamp(&session.client, &self.settings, &self.prefix).await;
+                    match stamp.map(|seen| seen <= *applied) {
                         Ok(true) => self.feed.confirm(),
                         Ok(false) => {
                             if let Err(e) = self.relist(&session.client, contents, applied).await {
@@ -282,39 +283,6 @@ impl Follow {
                 }
             }
         }
-    }
-
-    /// `sync`, then the prefix's stats: whether nothing changed above
-    /// `applied` (members' data changes come as events: not looked at).
-    async fn confirm(&self, client: &zk::Client, applied: i64) -> Result<bool, Error> {
-        let here = |e| {
-            classify(
-                "confirm the version",
-                &self.prefix,
-                self.settings.authenticated(),
-                e,
-            )
-        };
-        client.sync(&self.prefix).await.map_err(here)?;
-        let dir = nodes_dir(&self.prefix);
-        let config = ringwise_membership::member::config_key(&self.prefix);
-        let mut reader = client.new_multi_reader();
-        for path in [self.prefix.as_str(), dir.as_str(), config.as_str()] {
-            reader.add_get_data(path).map_err(here)?;
-        }
-        let mut seen = 0i64;
-        for (i, result) in reader.commit().await.map_err(here)?.into_iter().enumerate() {
-            match result {
-                zk::MultiReadResult::Data { stat, .. } if i < 2 => seen = seen.max(stat.pzxid),
-                zk::MultiReadResult::Data { stat, .. } => seen = seen.max(stat.mzxid),
-                zk::MultiReadResult::Error {
-                    err: zk::Error::NoNode,
-                } => {}
-                zk::MultiReadResult::Error { err } => return Err(here(err)),
-                _ => {}
-            }
-        }
-        Ok(seen <= applied)
     }
 }
 
