@@ -151,3 +151,37 @@ async fn an_ensemble_that_loses_its_leader_keeps_answering_and_converges() {
         registrar.shutdown().await.expect("leave");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_server_listening_is_a_clear_error_naming_the_hosts() {
+    let port = crate::support::zookeeper::free_port();
+    let host = format!("127.0.0.1:{port}");
+    let zk = source(vec![host.clone()], "/none").with_session_timeout(Duration::from_secs(1));
+    for e in [
+        zk.read().await.map(drop).expect_err("read"),
+        zk.watch(options()).await.map(drop).expect_err("watch"),
+        zk.register("a", Member::default(), Duration::from_secs(1))
+            .await
+            .map(drop)
+            .expect_err("join"),
+    ] {
+        let text = e.to_string();
+        assert!(
+            text.contains("cannot open a session")
+                && text.contains(&host)
+                && text.contains("is ZooKeeper running"),
+            "{text}"
+        );
+        let general = ringwise_membership::Error::from(e);
+        assert!(
+            matches!(
+                general,
+                ringwise_membership::Error::Unavailable {
+                    source: "zookeeper",
+                    ..
+                }
+            ),
+            "{general:?}"
+        );
+    }
+}

@@ -259,3 +259,34 @@ async fn a_sigstopped_watch_resumed_after_churn_relists_and_drops_who_left() {
     assert_eq!(shown, expected);
     c.shutdown().await.expect("c leaves");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_whose_session_expired_registers_again() {
+    let server = Zk::single();
+    let hosts = server.hosts();
+    let zk = source(hosts.clone(), "/expired");
+    let member = Process::member(&hosts, "/expired", "sleeper", 2);
+    let watchers = [zk.watch(options()).await.expect("watch")];
+    until(Duration::from_secs(10), "it joined", || {
+        all_hold(&watchers, &["sleeper"])
+    })
+    .await;
+    let first = watchers[0].load().placement.members[0].created;
+    // Paused past its 2 s session: ZooKeeper expires it and deletes the
+    // znode; resumed, it learns of the expiry and joins under a new one.
+    member.signal("STOP");
+    until(Duration::from_secs(20), "the paused member left", || {
+        all_hold(&watchers, &[])
+    })
+    .await;
+    member.signal("CONT");
+    until(Duration::from_secs(20), "it joined again", || {
+        all_hold(&watchers, &["sleeper"])
+    })
+    .await;
+    let again = watchers[0].load().placement.members[0].created;
+    assert!(
+        again > first,
+        "a new znode (czxid {again:#x} after {first:#x})"
+    );
+}
