@@ -191,15 +191,21 @@ impl Follow {
         list(client, &self.settings, &self.prefix, names).await
     }
 
-    /// Lists again and publishes at the snapshot's zxid.
+    /// Lists again and publishes at the snapshot's zxid; a `recovery`
+    /// (after a reconnection) counts as a relist in [`Watcher::status`].
     async fn relist(
         &self,
         client: &zk::Client,
         contents: &mut Contents,
         applied: &mut i64,
+        recovery: bool,
     ) -> Result<(), Error> {
         let (mut listed, version) = self.list(client, contents).await?;
-        if version > *applied {
+        if recovery {
+            *applied = (*applied).max(version);
+            self.feed.relisted(&mut listed, version.max(0) as u64);
+            *contents = listed;
+        } else if version > *applied {
             *applied = version;
             self.feed.rebuild(&mut listed, version as u64);
             *contents = listed;
@@ -235,7 +241,8 @@ impl Follow {
                     match stamp.map(|seen| seen <= *applied) {
                         Ok(true) => self.feed.confirm(),
                         Ok(false) => {
-                            if let Err(e) = self.relist(&session.client, contents, applied).await {
+                            let relisted = self.relist(&session.client, contents, applied, false);
+                            if let Err(e) = relisted.await {
                                 self.feed.note_error(Some(e.to_string()));
                             }
                         }
@@ -249,7 +256,7 @@ impl Follow {
             while let Ok(more) = session.events.try_recv() {
                 batch.push(Some(more));
             }
-            let mut changed = false;
+            let (mut changed, mut recovered) = (false, false);
             for event in batch {
                 let Some(event) = event else {
                     return Ended::Expired(zk::SessionState::Closed);
@@ -267,13 +274,14 @@ impl Follow {
                     }
                     _ => {
                         // Reconnected: events of the gap may be lost.
-                        changed |= disconnected;
+                        recovered |= disconnected;
                         disconnected = false;
                     }
                 }
             }
-            if changed && !disconnected {
-                if let Err(e) = self.relist(&session.client, contents, applied).await {
+            if (changed || recovered) && !disconnected {
+                let relisted = self.relist(&session.client, contents, applied, recovered);
+                if let Err(e) = relisted.await {
                     if !e.is_transient() {
                         return Ended::Failed(e);
                     }

@@ -75,6 +75,14 @@ async fn a_server_away_for_10_s_comes_back_to_the_same_ring() {
         },
     )
     .await;
+    for watcher in &watchers {
+        let status = watcher.status();
+        assert!(
+            status.relists >= 1,
+            "listed again after the outage: {status:?}"
+        );
+        assert_eq!(status.last_error, None, "{status:?}");
+    }
     // Still followed after the outage: a join shows up.
     let c = zk
         .register("c", Member::default(), Duration::from_secs(3))
