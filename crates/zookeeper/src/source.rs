@@ -53,6 +53,15 @@ impl ZooKeeper {
                 message: format!("{url} is not a zk:// URL"),
             });
         }
+        if let Some(host) = url.hosts.iter().find(|h| h.contains('@')) {
+            return Err(MembershipError::InvalidOption {
+                option: "membership",
+                message: format!(
+                    "`{host}`: credentials do not go before the host in a zk:// URL; \
+                     write ?digest=USER:PASSWORD after the prefix"
+                ),
+            });
+        }
         let mut zk = ZooKeeper::new(url.hosts.clone(), &url.prefix);
         for (key, value) in &url.query {
             match key.as_str() {
@@ -252,6 +261,7 @@ mod tests {
             ),
             ("zk://a:1/zookeeper", "ZooKeeper's own"),
             ("etcd://a:1/p", "not a zk:// URL"),
+            ("zk://u:p@a:1/p", "write ?digest=USER:PASSWORD"),
         ] {
             let url: Url = bad.parse().expect(bad);
             let e = ZooKeeper::from_url(&url).expect_err(bad).to_string();

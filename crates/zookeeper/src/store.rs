@@ -3,8 +3,9 @@
 //!
 //! How a snapshot is read. ZooKeeper has no range read, but it has
 //! `multiRead` (3.6+): reads sent as one request and answered from one
-//! state of the server's tree (the server applies no write while a request
-//! is being read). [`list`] sends, as one multiRead, `getChildren(PREFIX/
+//! state of the server's tree (one worker reads the whole request, and the
+//! commit processor drains the reads in flight before it applies a
+//! write). [`list`] sends, as one multiRead, `getChildren(PREFIX/
 //! nodes)`, `getData` of the prefix, of `PREFIX/nodes`, of `PREFIX/config`
 //! and of every member it expects; if the children it gets are not the
 //! members it asked for (one joined or left since the names were known),
