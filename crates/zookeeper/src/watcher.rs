@@ -86,6 +86,11 @@ impl Session {
         // sit on; one without the right to (another identity's ACL) gets
         // the refusal from the list that follows, which names it.
         let _ = make_path(&client, settings, &nodes_dir(prefix)).await;
+        // A new session may land on a follower behind the one the last
+        // ring came from: catch it up with the leader before the list (a
+        // list older than the ring held would be ignored anyway, never
+        // published).
+        let _ = client.sync(prefix).await;
         let mut watcher = client
             .watch(prefix, zk::AddWatchMode::PersistentRecursive)
             .await
