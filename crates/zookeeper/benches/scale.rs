@@ -1,0 +1,140 @@
+//! Membership at scale: 10,000 members held by one session, one watcher
+//! following them (issue 28): the watcher's memory, the time to its first
+//! ring, and the time from one write to the ring that holds it.
+//!
+//! What stands for "one registrar process holding 10,000 members": one
+//! ZooKeeper session that creates every member as an EPHEMERAL znode of
+//! its own (ZooKeeper ties any number of ephemerals to one session, and
+//! its pings keep them all), in multi transactions of 500 creates. A
+//! `Registrar` per member would hold 10,000 sessions, which is what the
+//! shared session avoids. The method is etcd's scale bench's, with a
+//! session in place of a lease.
+//!
+//! Measured: resident memory of this process before and after the watcher
+//! started (the ring of 10,000 members, 160 points each by default, and
+//! the listed contents), the time of `watch` (one multiRead snapshot of
+//! 10,003 reads, then one build), and for each of `-- N` single writes
+//! (default 20; a member joins or leaves) the time until the watcher
+//! publishes a zxid at or past the write's: one event, one snapshot of
+//! every member (the watcher re-reads all of them: see src/watcher.rs),
+//! one rebuild of the placement.
+//!
+//! `cargo bench -p ringwise-zookeeper --bench scale` (release build;
+//! starts its own ZooKeeper from Debian's zookeeper package on free
+//! loopback ports and kills it at the end). `-- N MEMBERS` sets the
+//! writes and the members.
+
+use std::time::{Duration, Instant};
+
+use ringwise_zookeeper::member::node_key;
+use ringwise_zookeeper::{Options, ZooKeeper};
+use zookeeper_client as zk;
+
+#[path = "../tests/support/zookeeper.rs"]
+#[allow(dead_code, reason = "the tests' helper; one server is enough here")]
+mod server;
+
+const PREFIX: &str = "/scale";
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() {
+    let numbers: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let writes = numbers.first().copied().unwrap_or(20);
+    let members = numbers.get(1).copied().unwrap_or(10_000);
+    let zk = server::Zk::single();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(run(zk.hosts(), writes, members));
+}
+
+async fn run(hosts: Vec<String>, writes: usize, members: usize) {
+    let client = zk::Client::connector()
+        .with_session_timeout(Duration::from_secs(30))
+        .connect(&hosts.join(","))
+        .await
+        .expect("connect");
+    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
+    client
+        .mkdir(&format!("{PREFIX}/nodes"), &persistent)
+        .await
+        .expect("prefix");
+    let started = Instant::now();
+    let names: Vec<String> = (0..members).map(|i| format!("cache-{i:05}")).collect();
+    for batch in names.chunks(500) {
+        let mut multi = client.new_multi_writer();
+        for (i, name) in batch.iter().enumerate() {
+            let value = format!(
+                "{{\"weight\": {}, \"address\": \"10.0.{}.{}:11211\"}}",
+                1 + i % 4,
+                i / 250,
+                i % 250
+            );
+            multi
+                .add_create(&node_key(PREFIX, name), value.as_bytes(), &ephemeral)
+                .expect("create op");
+        }
+        multi.commit().await.expect("register a batch");
+    }
+    println!(
+        "registered {members} members as ephemerals of one session (0x{:x}) in {:.2} s",
+        client.session_id().0,
+        started.elapsed().as_secs_f64()
+    );
+    let source = ZooKeeper::new(hosts, PREFIX);
+    let before = rss_kib();
+    let started = Instant::now();
+    let watcher = source.watch(Options::default()).await.expect("watcher");
+    let first = started.elapsed();
+    let held = watcher.load();
+    assert_eq!(held.placement.members.len(), members, "every member listed");
+    let after = rss_kib();
+    println!(
+        "watcher: first ring of {members} members in {:.1} ms; resident memory +{:.1} MiB",
+        first.as_secs_f64() * 1e3,
+        (after.saturating_sub(before)) as f64 / 1024.0
+    );
+    let mut times = Vec::with_capacity(writes);
+    for i in 0..writes {
+        let start = Instant::now();
+        let expected = if i % 2 == 0 {
+            let key = node_key(PREFIX, &format!("joiner-{i}"));
+            client.create(&key, b"{}", &ephemeral).await.expect("join");
+            members + 1
+        } else {
+            let key = node_key(PREFIX, &format!("joiner-{}", i - 1));
+            client.delete(&key, None).await.expect("leave");
+            members
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while watcher.load().placement.members.len() != expected {
+            assert!(Instant::now() < deadline, "change {i} not applied in 30 s");
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        times.push(start.elapsed());
+    }
+    times.sort();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    println!(
+        "one change applied ({} writes, each a join or a leave among {members}): \
+         median {:.1} ms  max {:.1} ms",
+        times.len(),
+        at(0.5).as_secs_f64() * 1e3,
+        at(1.0).as_secs_f64() * 1e3
+    );
+    watcher.shutdown().await;
+}

@@ -1,0 +1,304 @@
+//! A client following the ring: list, publish, watch, list again.
+//!
+//! How it works:
+//!
+//! 1. **List.** A consistent snapshot of the prefix ([`crate::store`]) at
+//!    version Z, the highest zxid it reflects; the ring is built and
+//!    published at Z.
+//! 2. **Watch.** One persistent recursive watch on the prefix (`addWatch
+//!    PERSISTENT_RECURSIVE`, ZooKeeper 3.6+) reports every znode created,
+//!    deleted or changed below it, without being set again. Watch events
+//!    carry no zxid in ZooKeeper 3.8, so an event is only a cue: the
+//!    watcher takes every event already queued (a burst is one batch),
+//!    lists again and publishes the snapshot at its own zxid. Every
+//!    publication is a snapshot, so two watchers at one zxid hold one ring.
+//! 3. **Confirm.** Every `progress_every`: `sync` and one small read of the
+//!    prefix's stats. ZooKeeper delivers a watch event before the answer
+//!    of any read issued after the change, so an answer with nothing
+//!    queued says the ring is current: staleness restarts. A version
+//!    above the one held (an event lost) lists again.
+//! 4. **Start over.** After a disconnection the client reconnects by
+//!    itself and the watch is set again, but events in between can be lost
+//!    (ZOOKEEPER-4698): the watcher lists again once reconnected. An
+//!    expired or closed session, or no confirmation for `3 ×
+//!    progress_every + session timeout`, opens a new session after a
+//!    jittered back-off and starts at 1.
+//!
+//! Lookups read the last published ring (lock-free) and keep working
+//! while ZooKeeper is away; [`Watcher::status`] says how stale it is.
+//!
+//! Cost: one list per batch of events (O(N) members in one multiRead: a
+//! full re-read, simple and always consistent; fine for membership
+//! churn, not for thousands of changes a second), one small read per
+//! `progress_every`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringwise_membership::backoff::backoff;
+use ringwise_membership::{Cluster, Contents, Feed, Options, Watcher};
+use tokio::sync::{mpsc, watch};
+use zookeeper_client as zk;
+
+use crate::error::{Error, classify};
+use crate::session::{Settings, make_path, nodes_dir, open};
+use crate::store::{list, stamp};
+
+/// Lists `prefix`, publishes the first ring and follows changes in the
+/// background. Fails if the first list does not succeed.
+pub(crate) async fn watch(
+    settings: &Settings,
+    prefix: &str,
+    options: Options,
+) -> Result<Watcher, Error> {
+    options.check()?;
+    let session = Session::start(settings, prefix).await?;
+    let (contents, version) = list(&session.client, settings, prefix, Vec::new()).await?;
+    let cluster = Cluster::from_contents(&mut contents.clone())?;
+    let feed = Feed::new(
+        format!("zookeeper {}{prefix}", settings.hosts),
+        options,
+        cluster,
+        version.max(0) as u64,
+    );
+    let follow = Follow {
+        settings: settings.clone(),
+        prefix: prefix.to_owned(),
+        feed: Arc::clone(&feed),
+    };
+    Ok(Watcher::spawn(feed, |_, stop| {
+        follow.run(session, contents, version, stop)
+    }))
+}
+
+/// One session with its watch: the events pumped into a channel by a task
+/// of their own (the client's watcher must not be polled after a terminal
+/// event; a closed channel is the end of the session here).
+struct Session {
+    client: zk::Client,
+    events: mpsc::UnboundedReceiver<zk::WatchedEvent>,
+}
+
+impl Session {
+    async fn start(settings: &Settings, prefix: &str) -> Result<Self, Error> {
+        let client = open(settings).await?;
+        // Readers create the prefix too, so that the watch has something to
+        // sit on; one without the right to (another identity's ACL) gets
+        // the refusal from the list that follows, which names it.
+        let _ = make_path(&client, settings, &nodes_dir(prefix)).await;
+        // A new session may land on a follower behind the one the last
+        // ring came from: catch it up with the leader before the list (a
+        // list older than the ring held would be ignored anyway, never
+        // published).
+        let _ = client.sync(prefix).await;
+        let mut watcher = client
+            .watch(prefix, zk::AddWatchMode::PersistentRecursive)
+            .await
+            .map_err(|e| classify("watch the prefix", prefix, settings.authenticated(), e))?;
+        let (sender, events) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                let event = watcher.changed().await;
+                let terminal = event.event_type == zk::EventType::Session
+                    && event.session_state.is_terminated();
+                if sender.send(event).is_err() || terminal {
+                    return;
+                }
+            }
+        });
+        Ok(Session { client, events })
+    }
+}
+
+/// Why following one session ended.
+enum Ended {
+    Expired(zk::SessionState),
+    Silent,
+    Failed(Error),
+}
+
+/// The follow loop of one watcher.
+struct Follow {
+    settings: Settings,
+    prefix: String,
+    feed: Arc<Feed>,
+}
+
+impl Follow {
+    async fn run(
+        self,
+        session: Session,
+        mut contents: Contents,
+        mut applied: i64,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        let mut session = Some(session);
+        let mut failures = 0u32;
+        loop {
+            if let Some(mut held) = session.take() {
+                let ended = tokio::select! {
+                    ended = self.follow(&mut held, &mut contents, &mut applied) => ended,
+                    _ = stop.changed() => return,
+                };
+                let reason = match ended {
+                    Ended::Expired(state) => format!("the session ended ({state})"),
+                    Ended::Silent => "no confirmation from ZooKeeper".into(),
+                    Ended::Failed(e) => e.to_string(),
+                };
+                tracing::warn!("watch of {} ended: {reason}; new session", self.feed.name());
+                self.feed.note_error(Some(reason));
+            }
+            failures += 1;
+            tokio::select! {
+                _ = tokio::time::sleep(backoff(failures, self.feed.options().max_backoff)) => {}
+                _ = stop.changed() => return,
+            }
+            let started = tokio::select! {
+                started = self.restart(&contents) => started,
+                _ = stop.changed() => return,
+            };
+            match started {
+                Ok((fresh, listed, version)) => {
+                    contents = listed;
+                    applied = version;
+                    self.feed.relisted(&mut contents, version.max(0) as u64);
+                    session = Some(fresh);
+                    failures = 0;
+                }
+                Err(e) => {
+                    tracing::warn!("cannot watch {} again: {e}", self.feed.name());
+                    self.feed.note_error(Some(e.to_string()));
+                }
+            }
+        }
+    }
+
+    /// A new session, watched and listed.
+    async fn restart(&self, contents: &Contents) -> Result<(Session, Contents, i64), Error> {
+        let session = Session::start(&self.settings, &self.prefix).await?;
+        let (listed, version) = self.list(&session.client, contents).await?;
+        Ok((session, listed, version))
+    }
+
+    /// A snapshot, guessing the members from those held.
+    async fn list(&self, client: &zk::Client, held: &Contents) -> Result<(Contents, i64), Error> {
+        let dir = held.nodes_prefix();
+        let names = held
+            .members()
+            .iter()
+            .filter_map(|m| m.key.strip_prefix(&dir).map(str::to_owned))
+            .chain(
+                held.skipped
+                    .keys()
+                    .filter_map(|k| k.strip_prefix(&dir).map(str::to_owned)),
+            )
+            .collect();
+        list(client, &self.settings, &self.prefix, names).await
+    }
+
+    /// Lists again and publishes at the snapshot's zxid; a `recovery`
+    /// (after a reconnection) counts as a relist in [`Watcher::status`].
+    async fn relist(
+        &self,
+        client: &zk::Client,
+        contents: &mut Contents,
+        applied: &mut i64,
+        recovery: bool,
+    ) -> Result<(), Error> {
+        let (mut listed, version) = self.list(client, contents).await?;
+        if recovery {
+            *applied = (*applied).max(version);
+            self.feed.relisted(&mut listed, version.max(0) as u64);
+            *contents = listed;
+        } else if version > *applied {
+            *applied = version;
+            self.feed.rebuild(&mut listed, version as u64);
+            *contents = listed;
+        }
+        self.feed.confirm();
+        self.feed.note_error(None);
+        Ok(())
+    }
+
+    /// Follows one session until it ends.
+    async fn follow(
+        &self,
+        session: &mut Session,
+        contents: &mut Contents,
+        applied: &mut i64,
+    ) -> Ended {
+        self.feed.gate().await;
+        let every = self.feed.options().progress_every;
+        let silent_after = every * 3 + session.client.session_timeout();
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        let mut disconnected = false;
+        loop {
+            let event = tokio::select! {
+                event = session.events.recv() => event,
+                _ = tick.tick() => {
+                    if self.feed.staleness() > silent_after {
+                        return Ended::Silent;
+                    }
+                    if disconnected {
+                        continue;
+                    }
+                    let stamp = stamp(&session.client, &self.settings, &self.prefix).await;
+                    match stamp.map(|seen| seen <= *applied) {
+                        Ok(true) => self.feed.confirm(),
+                        Ok(false) => {
+                            let relisted = self.relist(&session.client, contents, applied, false);
+                            if let Err(e) = relisted.await {
+                                self.feed.note_error(Some(e.to_string()));
+                            }
+                        }
+                        Err(e) => self.feed.note_error(Some(e.to_string())),
+                    }
+                    continue;
+                }
+            };
+            // One batch: this event and every one queued behind it.
+            let mut batch = vec![event];
+            while let Ok(more) = session.events.try_recv() {
+                batch.push(Some(more));
+            }
+            let (mut changed, mut recovered) = (false, false);
+            for event in batch {
+                let Some(event) = event else {
+                    return Ended::Expired(zk::SessionState::Closed);
+                };
+                if event.event_type != zk::EventType::Session {
+                    changed = true;
+                    continue;
+                }
+                match event.session_state {
+                    state if state.is_terminated() => return Ended::Expired(state),
+                    zk::SessionState::Disconnected => {
+                        disconnected = true;
+                        self.feed
+                            .note_error(Some("disconnected from ZooKeeper".into()));
+                    }
+                    _ => {
+                        // Reconnected: events of the gap may be lost.
+                        recovered |= disconnected;
+                        disconnected = false;
+                    }
+                }
+            }
+            if (changed || recovered) && !disconnected {
+                let relisted = self.relist(&session.client, contents, applied, recovered);
+                if let Err(e) = relisted.await {
+                    if !e.is_transient() {
+                        return Ended::Failed(e);
+                    }
+                    // Lost the connection meanwhile: the reconnection's
+                    // event lists again.
+                    self.feed.note_error(Some(e.to_string()));
+                }
+            }
+        }
+    }
+}
+
+/// How long [`watch`]'s sessions live without the servers (the session
+/// timeout asked for when none is given).
+pub(crate) const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
