@@ -7,8 +7,8 @@
 //! `settings` the settings end to end; `errors` what bad input says.
 //! Assertions poll with generous deadlines: the speed is the bench's.
 
-// mod errors;
+mod errors;
 mod members;
-// mod names;
-// mod settings;
+mod names;
+mod settings;
 mod support;
