@@ -1,0 +1,134 @@
+//! A name held by a live member is refused (best effort: after a view),
+//! in-process and as a process; entries that are not members are left
+//! out of every ring and named, as on etcd.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use chitchat::transport::UdpTransport;
+use chitchat::{
+    ChitchatConfig, ChitchatId, FailureDetectorConfig, ProtocolVersion, spawn_chitchat,
+};
+use ringwise_gossip::{Error, Member, Timing};
+use ringwise_membership::Source;
+
+use crate::support::{Process, cluster, converge, gossip, until, watchers};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_held_by_a_live_member_is_refused() {
+    let ttl = Duration::from_secs(4);
+    let cluster = cluster("names");
+    let holder = gossip(&cluster, &[], ttl)
+        .join("a", Member::default())
+        .await;
+    let holder = holder.expect("a registers");
+    let seeds = [holder.address()];
+    let again = gossip(&cluster, &seeds, ttl)
+        .join("a", Member::default())
+        .await;
+    match again {
+        Err(Error::NameTaken { name, holder: at }) => {
+            assert_eq!(name, "a");
+            assert_eq!(at, holder.address().to_string());
+        }
+        other => panic!("expected NameTaken, got {other:?}"),
+    }
+    // Through the Source interface, as the CLI sees it.
+    let source = gossip(&cluster, &seeds, ttl);
+    let refused = source.register("a", Member::default(), ttl).await;
+    match refused {
+        Err(ringwise_membership::Error::NameTaken { holder: at, .. }) => {
+            assert_eq!(at, format!("the member at {}", holder.address()));
+        }
+        other => panic!("expected NameTaken, got {other:?}"),
+    }
+    // A process refused exits 1 and says who holds the name.
+    let output = std::process::Command::new(crate::support::MEMBER)
+        .arg(crate::support::url(&cluster, &seeds))
+        .args(["a", "4"])
+        .output()
+        .expect("the member binary runs");
+    assert_eq!(output.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("\"a\" is taken by the member at"), "{said}");
+    // Once the holder left, the name is free.
+    holder.shutdown().await;
+    let watchers = watchers(&cluster, &seeds, ttl, 1).await;
+    converge(&watchers, &[], Duration::from_secs(30)).await;
+    let seed = Process::start(&cluster, &[], "seed", ttl, "{}");
+    let taken = gossip(&cluster, &[seed.address], ttl)
+        .join("a", Member::default())
+        .await;
+    assert!(taken.is_ok(), "{taken:?}");
+}
+
+/// A raw chitchat node announcing `member` = `value` as `name`: a real
+/// gossip participant that did not go through the registrar's checks.
+async fn raw(
+    cluster: &str,
+    seeds: &[SocketAddr],
+    name: &str,
+    value: &str,
+) -> chitchat::ChitchatHandle {
+    let ttl = Duration::from_secs(4);
+    let timing = Timing::for_ttl(ttl);
+    let free = std::net::UdpSocket::bind("127.0.0.1:0").expect("a free port");
+    let address = free.local_addr().expect("its address");
+    drop(free);
+    let config = ChitchatConfig {
+        chitchat_id: ChitchatId::new(name, 1, address),
+        cluster_id: cluster.to_owned(),
+        gossip_interval: timing.gossip_interval,
+        listen_addr: address,
+        seed_nodes: seeds.iter().map(ToString::to_string).collect(),
+        failure_detector_config: FailureDetectorConfig {
+            phi_threshold: timing.phi_threshold,
+            initial_interval: timing.gossip_interval,
+            dead_node_grace_period: timing.dead_node_grace,
+            ..FailureDetectorConfig::default()
+        },
+        marked_for_deletion_grace_period: timing.dead_node_grace,
+        catchup_callback: None,
+        extra_liveness_predicate: None,
+        protocol_version: ProtocolVersion::V0,
+    };
+    let keys = vec![("member".to_owned(), value.to_owned())];
+    spawn_chitchat(config, keys, &UdpTransport)
+        .await
+        .expect("a raw chitchat node starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_entries_are_skipped_and_named() {
+    let ttl = Duration::from_secs(4);
+    let cluster = cluster("malformed");
+    let good = gossip(&cluster, &[], ttl)
+        .join("good", Member::default())
+        .await;
+    let good = good.expect("good registers");
+    let seeds = [good.address()];
+    let _array = raw(&cluster, &seeds, "array", "[7.5, \"zone-q\"]").await;
+    let _text = raw(&cluster, &seeds, "text", "not json").await;
+    // Valid JSON that ringwise refuses (a negative weight), from a process.
+    let _negative = Process::start(&cluster, &seeds, "negative", ttl, r#"{"weight": -1}"#);
+    let watchers = watchers(&cluster, &seeds, ttl, 2).await;
+    let prefix = format!("/{cluster}/nodes/");
+    for watcher in &watchers {
+        until("three entries skipped", Duration::from_secs(30), || {
+            watcher.load().placement.skipped.len() == 3
+        })
+        .await;
+    }
+    converge(&watchers, &["good".to_owned()], Duration::from_secs(30)).await;
+    let ring = watchers[0].load();
+    let skipped = &ring.placement.skipped;
+    let why = |name: &str| {
+        skipped
+            .get(&format!("{prefix}{name}"))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert!(why("array").contains("an array"), "{skipped:?}");
+    assert!(why("text").contains("not JSON"), "{skipped:?}");
+    assert!(why("negative").contains("weight"), "{skipped:?}");
+}
