@@ -181,14 +181,21 @@ impl LiveTarget {
         Ok(LiveTarget { url, ringwise, ttl })
     }
 
-    /// The URL of this run's cluster (`tag`: `ALGO-PID`).
-    fn run(&self, tag: &str) -> Url {
+    /// The URL of this run's cluster (`tag`: `ALGO-PID`). On gossip the
+    /// watcher's own address is the registrars' seed, so port 0 becomes a
+    /// port free now.
+    fn run(&self, tag: &str) -> Result<Url> {
         let mut url = self.url.clone();
         match url.scheme {
-            Scheme::Gossip => url.set("cluster", tag),
+            Scheme::Gossip => {
+                url.set("cluster", tag);
+                if url.hosts[0].ends_with(":0") {
+                    url.hosts = vec![free_port(&url.hosts[0])?];
+                }
+            }
             _ => url.prefix = format!("{}/{tag}", url.prefix),
         }
-        url
+        Ok(url)
     }
 
     /// The URL a registrar joins with: the run's; on gossip with a free
@@ -197,12 +204,7 @@ impl LiveTarget {
         let mut url = run.clone();
         if url.scheme == Scheme::Gossip {
             let own = url.hosts[0].clone();
-            let host = own.rsplit_once(':').map_or("127.0.0.1", |(h, _)| h);
-            let port = std::net::UdpSocket::bind((host, 0))
-                .and_then(|s| s.local_addr())
-                .context("pick a gossip port for a registrar")?
-                .port();
-            url.hosts = vec![format!("{host}:{port}")];
+            url.hosts = vec![free_port(&own)?];
             let seeds = match url.get("seeds") {
                 Some(seeds) if !seeds.is_empty() => format!("{own},{seeds}"),
                 _ => own,
@@ -213,11 +215,23 @@ impl LiveTarget {
     }
 }
 
+/// A UDP port free now on the host of `address` (`HOST:PORT`), as
+/// `HOST:PORT`: bound and released, so another process could take it
+/// first, which no port chosen in advance escapes.
+fn free_port(address: &str) -> Result<String> {
+    let host = address.rsplit_once(':').map_or("127.0.0.1", |(h, _)| h);
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let port = std::net::UdpSocket::bind((bare, 0))
+        .and_then(|s| s.local_addr())
+        .with_context(|| format!("pick a free gossip port on {host}"))?
+        .port();
+    Ok(format!("{host}:{port}"))
+}
+
 /// The source `url` names (`ttl`: the liveness bound, which gossip's
 /// watcher needs too).
 pub fn open(url: &Url, ttl: u64) -> Result<Box<dyn Source>> {
     let ttl = Duration::from_secs(ttl);
-    let _ = ttl;
     match url.scheme {
         Scheme::Etcd => {
             let base = ringwise_etcd::Connection::parse("http://127.0.0.1:2379")
@@ -225,7 +239,15 @@ pub fn open(url: &Url, ttl: u64) -> Result<Box<dyn Source>> {
             let etcd = ringwise_etcd::Etcd::from_url(url, base).map_err(|e| anyhow!("{e}"))?;
             Ok(Box::new(etcd))
         }
-        _ => bail!("{url}: this build follows etcd:// only so far"),
+        Scheme::ZooKeeper => {
+            let zk = ringwise_zookeeper::ZooKeeper::from_url(url).map_err(|e| anyhow!("{e}"))?;
+            Ok(Box::new(zk.with_session_timeout(ttl)))
+        }
+        Scheme::Gossip => {
+            let gossip = ringwise_gossip::Gossip::from_url(url, ttl).map_err(|e| anyhow!("{e}"))?;
+            Ok(Box::new(gossip))
+        }
+        _ => bail!("{url}: give etcd://, zk:// or gossip://"),
     }
 }
 
@@ -260,7 +282,7 @@ impl Live {
         processes: Processes,
         addresses: Vec<String>,
     ) -> Result<Live> {
-        let run = target.run(&format!("{algo}-{}", std::process::id()));
+        let run = target.run(&format!("{algo}-{}", std::process::id()))?;
         let source = open(&run, target.ttl)?;
         let published: Published = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));

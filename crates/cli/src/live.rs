@@ -62,9 +62,10 @@ pub struct EtcdArgs {
     /// Deadline of every etcd call, in seconds.
     #[arg(long, value_name = "S", default_value_t = 2.0)]
     pub etcd_timeout: f64,
-    /// ZooKeeper digest authentication, USER:PASSWORD: the members'
-    /// znodes are created readable by anyone and writable by this user
-    /// only.
+    /// ZooKeeper digest authentication, USER:PASSWORD (zk:// only): the
+    /// znodes this process creates are readable and writable by that
+    /// identity alone (CREATOR_ALL), so every client of such a cluster
+    /// gives it.
     #[arg(long, value_name = "USER:PASSWORD")]
     pub zk_auth: Option<String>,
 }
@@ -73,6 +74,12 @@ impl EtcdArgs {
     /// The source these options name: `--membership URL`, or `--etcd`
     /// with `--prefix` (`None` with neither).
     pub fn source(&self) -> Result<Option<Box<dyn Source>>, Failure> {
+        let zk = |m: &str| m.starts_with("zk://") || m.starts_with("zookeeper://");
+        if self.zk_auth.is_some() && !self.membership.as_deref().is_some_and(zk) {
+            return Err(Failure::usage(anyhow!(
+                "--zk-auth is ZooKeeper's digest authentication: give it with --membership zk://..."
+            )));
+        }
         let Some(text) = &self.membership else {
             return Ok(self
                 .connection(self.endpoints.as_deref())?
@@ -86,9 +93,25 @@ impl EtcdArgs {
                 let base = base.ok_or_else(|| Failure::usage(anyhow!("--membership: no host")))?;
                 Box::new(ringwise_etcd::Etcd::from_url(&url, base).map_err(failure)?)
             }
+            Scheme::ZooKeeper => {
+                let mut zk = ringwise_zookeeper::ZooKeeper::from_url(&url)
+                    .map_err(failure)?
+                    .with_session_timeout(Duration::from_secs(self.ttl));
+                if let Some(auth) = &self.zk_auth {
+                    let (user, password) = auth
+                        .split_once(':')
+                        .ok_or_else(|| Failure::usage(anyhow!("--zk-auth: give USER:PASSWORD")))?;
+                    zk = zk.with_digest(user, password);
+                }
+                Box::new(zk)
+            }
+            Scheme::Gossip => Box::new(
+                ringwise_gossip::Gossip::from_url(&url, Duration::from_secs(self.ttl))
+                    .map_err(failure)?,
+            ),
             _ => {
                 return Err(Failure::usage(anyhow!(
-                    "--membership {text}: this build knows etcd:// only so far"
+                    "--membership {text}: give etcd://, zk:// or gossip://"
                 )));
             }
         };
@@ -150,7 +173,8 @@ pub fn failure(e: Error) -> Failure {
                 "connection" => "--etcd options",
                 "name" => "--name",
                 "config" => "--set",
-                "membership" => "--membership",
+                "membership" | "hosts" | "prefix" | "seeds" => "--membership",
+                "session timeout" => "--ttl",
                 "ttl" => "--ttl",
                 "auth" => "--zk-auth",
                 other => other,

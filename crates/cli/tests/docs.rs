@@ -21,7 +21,7 @@ pub mod transcript;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use transcript::{Setup, has_directive, pages, run_page, workspace};
+use transcript::{Setup, ZOOKEEPER_ADDRESS, has_directive, pages, run_page, workspace};
 
 fn root() -> PathBuf {
     workspace(env!("CARGO_MANIFEST_DIR"))
@@ -36,6 +36,12 @@ fn etcd() -> (String, Box<dyn std::any::Any>) {
         .expect("a plain-HTTP etcd")
         .to_owned();
     (address, Box::new(etcd))
+}
+
+/// A fresh standalone ZooKeeper on loopback, as `HOST:PORT` and its guard.
+fn zookeeper() -> (String, Box<dyn std::any::Any>) {
+    let zk = crate::zookeeper::server::Zk::single();
+    (zk.host(0), Box::new(zk))
 }
 
 /// The pages this test runs: all but the cache benchmark's, only those
@@ -65,7 +71,11 @@ fn cli_pages(root: &Path) -> Vec<PathBuf> {
 #[test]
 fn every_console_block_prints_what_the_page_shows() {
     let root = root();
-    let setup = Setup::beside(env!("CARGO_BIN_EXE_ringwise"), etcd);
+    let setup = Setup::beside(env!("CARGO_BIN_EXE_ringwise"), etcd).with(
+        "zookeeper",
+        ZOOKEEPER_ADDRESS,
+        zookeeper,
+    );
     let pages = cli_pages(&root);
     // The pages are independent (each its own directory, its own etcd):
     // run at once, every failure reported.
@@ -312,7 +322,7 @@ mod runner {
         fn run_within(&self, hang: Duration) -> Result<(), String> {
             let setup = Setup {
                 path: vec![],
-                etcd: || panic!("no etcd here"),
+                services: vec![],
                 hang,
             };
             run_page(&self.0, Path::new("docs/page.md"), &setup)

@@ -32,6 +32,11 @@
 //! - `<!-- docs: etcd -->`: the page gets a fresh real etcd on loopback,
 //!   and `127.0.0.1:2379` in its commands is replaced by that etcd's
 //!   address (and the address by `127.0.0.1:2379` in the output);
+//! - `<!-- docs: zookeeper -->`: the same with a fresh real ZooKeeper and
+//!   `127.0.0.1:2181`;
+//! - `<!-- docs: gossip -->`: `127.0.0.1:7946` is replaced by a loopback
+//!   address whose UDP port was free a moment ago (a gossip seed the page
+//!   starts itself; pages run side by side and must not share one);
 //! - `<!-- docs: cachebench -->`: the page needs `ringwise-cachebench`,
 //!   so the cache benchmark's tests run it and the CLI's leave it out.
 
@@ -49,31 +54,83 @@ pub const HANG: Duration = Duration::from_secs(120);
 /// commands show), replaced by the real one.
 pub const ETCD_ADDRESS: &str = "127.0.0.1:2379";
 
+/// Starts what a directive gives a page: its `HOST:PORT` and a guard that
+/// stops it when dropped.
+pub type Start = fn() -> (String, Box<dyn std::any::Any>);
+
+/// What a directive gives a page: a server (or a free port) whose real
+/// address replaces the one the page writes.
+#[derive(Clone, Copy)]
+pub struct Service {
+    /// The directive's name (`etcd` for `<!-- docs: etcd -->`).
+    pub directive: &'static str,
+    /// The address the page writes for it.
+    pub address: &'static str,
+    /// Starts it for one page.
+    pub start: Start,
+}
+
 /// What a crate's docs test provides to the pages it runs.
 pub struct Setup {
     /// Directories put first on PATH, in order (where the binaries are).
     pub path: Vec<PathBuf>,
-    /// Starts a fresh etcd for a page with `<!-- docs: etcd -->`: its
-    /// `HOST:PORT` and a guard that stops it when dropped.
-    pub etcd: fn() -> (String, Box<dyn std::any::Any>),
+    /// The directives' services; a page gets a fresh one of each it names.
+    pub services: Vec<Service>,
     /// How long one command may run ([`HANG`]).
     pub hang: Duration,
 }
 
 impl Setup {
     /// The setup for a test binary's pages: the directory of `binary` (a
-    /// `CARGO_BIN_EXE_*` path) first on PATH, etcd from `etcd`, [`HANG`].
-    pub fn beside(binary: &str, etcd: fn() -> (String, Box<dyn std::any::Any>)) -> Setup {
+    /// `CARGO_BIN_EXE_*` path) first on PATH, etcd from `etcd`, a free
+    /// port for `gossip`, [`HANG`].
+    pub fn beside(binary: &str, etcd: Start) -> Setup {
         let dir = Path::new(binary)
             .parent()
             .expect("the binary's directory")
             .to_path_buf();
         Setup {
             path: vec![dir],
-            etcd,
+            services: vec![
+                Service {
+                    directive: "etcd",
+                    address: ETCD_ADDRESS,
+                    start: etcd,
+                },
+                Service {
+                    directive: "gossip",
+                    address: GOSSIP_ADDRESS,
+                    start: free_udp_port,
+                },
+            ],
             hang: HANG,
         }
     }
+
+    /// Adds the service of `directive`.
+    pub fn with(mut self, directive: &'static str, address: &'static str, start: Start) -> Self {
+        self.services.push(Service {
+            directive,
+            address,
+            start,
+        });
+        self
+    }
+}
+
+/// The address a page writes for its ZooKeeper.
+pub const ZOOKEEPER_ADDRESS: &str = "127.0.0.1:2181";
+
+/// The address a page writes for its first gossip participant.
+pub const GOSSIP_ADDRESS: &str = "127.0.0.1:7946";
+
+/// A loopback UDP port free when asked (bound and released: another
+/// process could take it before the page does, which no port chosen in
+/// advance escapes; the pages' gossip processes bind it within a second).
+fn free_udp_port() -> (String, Box<dyn std::any::Any>) {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("a free UDP port");
+    let address = socket.local_addr().expect("its address").to_string();
+    (address, Box::new(()))
 }
 
 /// The workspace's root (two levels above a crate's manifest).
@@ -303,9 +360,17 @@ pub fn run_page(root: &Path, page: &Path, setup: &Setup) -> Result<(), String> {
     if steps.is_empty() {
         return Ok(());
     }
-    // Declared before the groups, so dropped after them: etcd outlives the
-    // processes that talk to it.
-    let etcd = has_directive(&text, "etcd").then(|| (setup.etcd)());
+    // Declared before the groups, so dropped after them: the servers
+    // outlive the processes that talk to them.
+    let services: Vec<(&'static str, String, Box<dyn std::any::Any>)> = setup
+        .services
+        .iter()
+        .filter(|s| has_directive(&text, s.directive))
+        .map(|s| {
+            let (address, guard) = (s.start)();
+            (s.address, address, guard)
+        })
+        .collect();
     let scratch = Scratch::new(&text_tag(page), &root.join("docs/examples"));
     let mut groups = Groups(Vec::new());
     let mut path = std::env::join_paths(&setup.path).expect("PATH directories");
@@ -316,10 +381,11 @@ pub fn run_page(root: &Path, page: &Path, setup: &Setup) -> Result<(), String> {
         path = joined;
     }
     for (n, step) in steps.iter().enumerate() {
-        let command = match &etcd {
-            Some((address, _)) => step.command.replace(ETCD_ADDRESS, address),
-            None => step.command.clone(),
-        };
+        let command = services
+            .iter()
+            .fold(step.command.clone(), |c, (written, real, _)| {
+                c.replace(written, real)
+            });
         let out = scratch.root.join(format!("out-{n}"));
         let (status, mut output) = run(
             &command,
@@ -330,8 +396,8 @@ pub fn run_page(root: &Path, page: &Path, setup: &Setup) -> Result<(), String> {
             &mut groups,
         )
         .map_err(|e| format!("{name}:{}: `{}`: {e}", step.line, step.command))?;
-        if let Some((address, _)) = &etcd {
-            output = output.replace(address.as_str(), ETCD_ADDRESS);
+        for (written, real, _) in &services {
+            output = output.replace(real.as_str(), written);
         }
         let actual: Vec<String> = output.lines().map(|l| l.trim_end().to_owned()).collect();
         let code = status.code();
