@@ -268,6 +268,8 @@ pub struct Live {
     addresses: Vec<String>,
     published: Published,
     seen: u64,
+    /// Whether the change was made.
+    changed: bool,
     stop: Arc<AtomicBool>,
     follower: Option<JoinHandle<Result<()>>>,
 }
@@ -301,6 +303,7 @@ impl Live {
             addresses,
             published,
             seen: 0,
+            changed: false,
             stop,
             follower: Some(follower),
         };
@@ -348,7 +351,8 @@ impl Live {
 }
 
 impl Membership for Live {
-    fn change(&mut self, _shared: &Shared) -> Result<String> {
+    fn change(&mut self, shared: &Shared) -> Result<String> {
+        self.changed = true;
         match self.change {
             Change::Add(k) => (self.n..self.n + k).try_for_each(|i| self.join(i))?,
             Change::Remove(k) => {
@@ -359,6 +363,8 @@ impl Membership for Live {
                 }
             }
             Change::Kill(k) => {
+                // A killed server is cold at once, whatever the route says.
+                shared.track();
                 kill(&mut self.processes, self.n - k..self.n)?;
                 for i in self.n - k..self.n {
                     if let Some(registrar) = self.registrars[i].take() {
@@ -373,6 +379,10 @@ impl Membership for Live {
             _ => "gossip",
         };
         Ok(format!("{} (through {kind})", self.change.describe(self.n)))
+    }
+
+    fn tracks(&self) -> bool {
+        true
     }
 
     fn tick(&mut self, shared: &Shared, _since_change: Option<Duration>) -> Result<()> {
@@ -403,9 +413,24 @@ impl Membership for Live {
                 })
             })
             .collect();
+        let before: Vec<usize> = shared
+            .route
+            .load()
+            .members()
+            .iter()
+            .map(|m| m.server)
+            .collect();
+        let moved = before != members.iter().map(|m| m.server).collect::<Vec<_>>();
         shared
             .route
             .store(Arc::new(Route::build(self.algo, &members)?));
+        // An added or removed server moves keys when the source says so,
+        // a propagation delay after the change (milliseconds on etcd and
+        // ZooKeeper, gossip rounds on gossip): the keys read before are
+        // not cold yet, so counting starts with the new route.
+        if self.changed && moved {
+            shared.track();
+        }
         Ok(())
     }
 }

@@ -137,6 +137,12 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// From now on, each key's first request after the change tells
+    /// whether it was still cached where the placement looks.
+    pub fn track(&self) {
+        self.tracking.store(true, Ordering::Relaxed);
+    }
+
     pub fn new(route: Route, caches: Vec<Cache>, keys: u64, stop: Arc<AtomicBool>) -> Self {
         Shared {
             route: ArcSwap::from_pointee(route),
@@ -159,8 +165,16 @@ impl Shared {
 /// so (a static cluster drops a killed server after its detection delay;
 /// an etcd follower publishes routes from its own thread).
 pub trait Membership {
-    /// Makes the change; returns what it did, for the report.
+    /// Makes the change; returns what it did, for the report. The keys
+    /// the change made cold are counted from this moment on, unless the
+    /// membership counts them from when its route changes
+    /// ([`Shared::track`]).
     fn change(&mut self, shared: &Shared) -> Result<String>;
+    /// Whether this membership calls [`Shared::track`] itself (a live
+    /// source whose route follows the change a propagation delay later).
+    fn tracks(&self) -> bool {
+        false
+    }
     /// Called often; `since_change` is `None` before the change.
     fn tick(&mut self, shared: &Shared, since_change: Option<Duration>) -> Result<()>;
 }
@@ -398,7 +412,9 @@ fn phases(
             None if warmed(&run.intervals, start.elapsed(), timing) => {
                 run.steady = steady(&run.intervals);
                 mark_steady(&mut run.intervals);
-                shared.tracking.store(true, Ordering::Relaxed);
+                if !membership.tracks() {
+                    shared.track();
+                }
                 run.change = membership.change(shared)?;
                 run.change_at = Some(start.elapsed().as_secs_f64());
                 changed = Some(Instant::now());

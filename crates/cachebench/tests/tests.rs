@@ -11,12 +11,18 @@
 //!   intervals have no errors), and the keys that moved are its share;
 //! - every memcached a run started is gone when it ends, and when it is
 //!   stopped with SIGINT half-way;
-//! - with `--membership etcd://` (a real etcd on loopback) each server
-//!   registers itself with `ringwise join`, the placement follows what etcd
-//!   lists (an added server, a killed one whose lease expires), and every
-//!   registrar has left etcd when the run ends.
+//! - with `--membership etcd://`, `zk://` (a real etcd or ZooKeeper on
+//!   loopback) or `gossip://` each server registers itself with `ringwise
+//!   join`, the placement follows what the source lists (an added server,
+//!   a killed one whose lease or session expires or whom the failure
+//!   detector declares dead), and every registrar has left etcd and
+//!   ZooKeeper when the run ends.
 //!
 //! Nothing here asserts how long anything took.
+
+// The etcd and ZooKeeper helpers both include the core's process helpers by
+// path: two copies of one small file.
+#![allow(clippy::duplicate_mod)]
 
 use std::fs;
 use std::path::Path;
@@ -39,7 +45,15 @@ mod docs;
 // Help and --version on a full device (issue 24).
 mod files;
 
+#[path = "../../zookeeper/tests/support/zookeeper.rs"]
+#[allow(
+    dead_code,
+    reason = "the ZooKeeper crate's helpers; these tests need one server"
+)]
+mod zk_server;
+
 use server::Etcd;
+use zk_server::Zk;
 
 const BENCH: &str = env!("CARGO_BIN_EXE_ringwise-cachebench");
 
@@ -200,18 +214,13 @@ fn ringwise_cli() -> String {
     path.display().to_string()
 }
 
-/// The short run with `--membership` on a fresh etcd; etcd holds no key
-/// once the run has ended (every lease revoked or expired).
-fn run_through_etcd(extra: &[&str]) -> Value {
-    let etcd = Etcd::single();
-    let url = format!(
-        "etcd://{}/bench",
-        etcd.endpoint(0).trim_start_matches("http://")
-    );
+/// The short run with `--membership URL` (`kind`: the JSON's name of the
+/// source) and `extra` options, its servers registered by `ringwise join`.
+fn run_through(url: &str, kind: &str, extra: &[&str]) -> Value {
     let ringwise = ringwise_cli();
     let mut args = vec![
         "--membership",
-        &url,
+        url,
         "--ringwise",
         &ringwise,
         "--algo",
@@ -219,19 +228,55 @@ fn run_through_etcd(extra: &[&str]) -> Value {
     ];
     args.extend_from_slice(extra);
     let document = run(&args);
-    assert_eq!(document["membership"], "etcd");
+    assert_eq!(document["membership"], kind);
     assert_stopped(&document);
+    document
+}
+
+/// [`run_through`] a fresh etcd; etcd holds no key once the run has ended
+/// (every lease revoked or expired).
+fn run_through_etcd(extra: &[&str]) -> Value {
+    let etcd = Etcd::single();
+    let url = format!(
+        "etcd://{}/bench",
+        etcd.endpoint(0).trim_start_matches("http://")
+    );
+    let document = run_through(&url, "etcd", extra);
     assert_eq!(etcd.count(), 0, "a registrar's member outlived the run");
     document
 }
 
-#[test]
-fn an_added_server_joins_through_etcd() {
-    let document = run_through_etcd(&["--add", "1"]);
-    let ring = algorithm(&document, "ring");
+/// [`run_through`] a fresh ZooKeeper; no session holds an ephemeral znode
+/// under the prefix once the run has ended (closed or expired).
+fn run_through_zookeeper(extra: &[&str]) -> Value {
+    let zk = Zk::single();
+    let url = format!("zk://{}/bench", zk.host(0));
+    let document = run_through(&url, "zookeeper", extra);
+    let port = zk
+        .host(0)
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse().ok());
+    let dump = zk_server::four_letters(port.expect("a port"), "dump").expect("dump");
+    assert!(dump.contains("ephemeral"), "not a dump: {dump}");
+    assert!(
+        !dump.contains("/bench/"),
+        "a registrar's znode outlived the run: {dump}"
+    );
+    document
+}
+
+/// [`run_through`] gossip on loopback: the client's own address is every
+/// registrar's seed, nothing to run.
+fn run_through_gossip(extra: &[&str]) -> Value {
+    run_through("gossip://127.0.0.1:0", "gossip", extra)
+}
+
+/// An added server takes the share a ring gives it, through `source`.
+fn an_added_server_joins(document: &Value) {
+    let ring = algorithm(document, "ring");
     assert_eq!(ring["errors"], 0, "{ring}");
     assert_eq!(ring["servers"].as_array().map(Vec::len), Some(4));
-    // The route the etcd watcher built moved one share to the new server.
+    // The route the watcher built moved one share to the new server.
     let (moved, cold) = (number(ring, "moved"), number(ring, "cold"));
     assert!(
         (0.25 - 0.12..=0.25 + 0.08).contains(&moved),
@@ -240,18 +285,59 @@ fn an_added_server_joins_through_etcd() {
     assert!((moved - cold).abs() < 0.06, "moved {moved}, cold {cold}");
 }
 
-#[test]
-fn a_killed_server_leaves_when_its_lease_expires() {
-    let after = ["--after-min", "5", "--after-max", "10", "--ttl", "2"];
-    let document = run_through_etcd(&[&["--kill", "1"][..], &after].concat());
-    let ring = algorithm(&document, "ring");
+/// The options of a run whose last server is killed: membership drops it
+/// within `--ttl` 2 s, and the run goes on 5 s after.
+const KILL: &[&str] = &[
+    "--kill",
+    "1",
+    "--after-min",
+    "5",
+    "--after-max",
+    "10",
+    "--ttl",
+    "2",
+];
+
+/// A killed server's requests fail until membership drops it; then none.
+fn a_killed_server_leaves(document: &Value) {
+    let ring = algorithm(document, "ring");
     assert!(number(ring, "errors") > 0.0, "the kill was felt: {ring}");
     let moved = number(ring, "moved");
     assert!((0.15..0.5).contains(&moved), "moved {moved}");
     let points = ring["intervals"].as_array().expect("intervals");
     let last = points.last().expect("intervals after the change");
     assert_eq!(last["phase"], "after");
-    assert_eq!(last["errors"], 0, "etcd dropped the server: {last}");
+    assert_eq!(last["errors"], 0, "membership dropped the server: {last}");
+}
+
+#[test]
+fn an_added_server_joins_through_etcd() {
+    an_added_server_joins(&run_through_etcd(&["--add", "1"]));
+}
+
+#[test]
+fn a_killed_server_leaves_when_its_lease_expires() {
+    a_killed_server_leaves(&run_through_etcd(KILL));
+}
+
+#[test]
+fn an_added_server_joins_through_zookeeper() {
+    an_added_server_joins(&run_through_zookeeper(&["--add", "1"]));
+}
+
+#[test]
+fn a_killed_server_leaves_when_its_session_expires() {
+    a_killed_server_leaves(&run_through_zookeeper(KILL));
+}
+
+#[test]
+fn an_added_server_joins_through_gossip() {
+    an_added_server_joins(&run_through_gossip(&["--add", "1"]));
+}
+
+#[test]
+fn a_killed_server_leaves_when_gossip_declares_it_dead() {
+    a_killed_server_leaves(&run_through_gossip(KILL));
 }
 
 /// A [`long_run`] once its 4 servers are up (or 30 s have passed): the
