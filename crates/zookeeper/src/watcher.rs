@@ -28,9 +28,10 @@
 //! while ZooKeeper is away; [`Watcher::status`] says how stale it is.
 //!
 //! Cost: one list per batch of events (O(N) members in one multiRead: a
-//! full re-read, simple and always consistent; fine for membership
-//! churn, not for thousands of changes a second), one small read per
-//! `progress_every`.
+//! full re-read, simple and always consistent), then the rebuild every
+//! source pays. At 10,000 members the re-read is the small part (about
+//! 20 ms of a 370 ms change on a loaded 2-core machine; the rest is the
+//! ring's build: benches/scale.rs). One small read per `progress_every`.
 
 use std::sync::Arc;
 use std::time::Duration;
