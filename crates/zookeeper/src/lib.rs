@@ -57,4 +57,4 @@ mod watcher;
 pub use error::Error;
 pub use registrar::Registrar;
 pub use ringwise_membership::{Cluster, Listed, Member, Options, Status, Watcher, member};
-pub use source::ZooKeeper;
+pub use source::{DEFAULT_SESSION_TIMEOUT, ZooKeeper};

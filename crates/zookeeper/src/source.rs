@@ -17,7 +17,9 @@ use serde_json::{Map, Value};
 use crate::Error;
 use crate::registrar::{Registrar, holder};
 use crate::session::{Settings, check_prefix, connect_string, open};
-use crate::watcher::DEFAULT_SESSION_TIMEOUT;
+
+/// The session timeout of watchers and one-shot reads when none is given.
+pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The members under one prefix of one ZooKeeper ensemble.
 #[derive(Debug, Clone)]

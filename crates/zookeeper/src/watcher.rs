@@ -33,11 +33,9 @@
 //! 20 ms of a 370 ms change on a loaded 2-core machine; the rest is the
 //! ring's build: benches/scale.rs). One small read per `progress_every`.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use ringwise_membership::backoff::backoff;
 use ringwise_membership::{Cluster, Contents, Feed, Options, Watcher};
+use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 use zookeeper_client as zk;
 
@@ -299,7 +297,3 @@ impl Follow {
         }
     }
 }
-
-/// How long [`watch`]'s sessions live without the servers (the session
-/// timeout asked for when none is given).
-pub(crate) const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
