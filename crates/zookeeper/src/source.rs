@@ -185,8 +185,15 @@ impl Registration for Registrar {
         Registrar::is_registered(self)
     }
 
+    /// `/caches/nodes/a (session 0x1000..., timeout 4 s)`: the timeout
+    /// the server granted, which may differ from the ttl asked for.
     fn describe(&self) -> String {
-        format!("{} ({})", self.key(), holder(self.session()))
+        format!(
+            "{} ({}, timeout {} s)",
+            self.key(),
+            holder(self.session()),
+            self.session_timeout().as_secs_f64()
+        )
     }
 
     fn shutdown(self: Box<Self>) -> Pending<'static, ()> {

@@ -105,8 +105,25 @@ async fn a_name_is_held_by_one_session_and_bad_data_is_left_out_and_named() {
     );
     assert_eq!(
         Registration::describe(&first),
-        format!("/names/nodes/a (session {:#x})", first.session())
+        format!(
+            "/names/nodes/a (session {:#x}, timeout 10 s)",
+            first.session()
+        )
     );
+
+    // ZooKeeper grants a timeout within its bounds (the test servers' max
+    // is 60 s), and the registration says which.
+    let long = zk
+        .register("long", Member::default(), Duration::from_secs(120))
+        .await
+        .expect("long");
+    assert_eq!(long.session_timeout(), Duration::from_secs(60));
+    assert!(
+        Registration::describe(&long).ends_with(", timeout 60 s)"),
+        "{}",
+        Registration::describe(&long)
+    );
+    long.shutdown().await.expect("long leaves");
 
     // Bad member data, written by hand: left out, named in the ring.
     let client = raw(&server.hosts()).await;
