@@ -7,10 +7,9 @@
 //! commit processor drains the reads in flight before it applies a
 //! write). [`list`] sends, as one multiRead, `getChildren(PREFIX/
 //! nodes)`, `getData` of the prefix, of `PREFIX/nodes`, of `PREFIX/config`
-//! and of every member it expects; if the children it gets are not the
-//! members it asked for (one joined or left since the names were known),
-//! it asks again with the new names. So the contents are the tree at one
-//! point.
+//! and of every member it expects; if a child it gets is not among the
+//! members it asked for (one joined since the names were known), it asks
+//! again with the new names. So the contents are the tree at one point.
 //!
 //! The version of that snapshot is the highest zxid it reflects: the
 //! `pzxid` of the prefix (config created or deleted) and of `PREFIX/nodes`
@@ -37,8 +36,8 @@ const ATTEMPTS: usize = 20;
 
 /// The contents under `prefix` as of one state of the tree, and its
 /// version (the highest zxid they reflect; 0 for an empty prefix never
-/// written). `names` are the members expected (any guess: a wrong one
-/// costs a round trip).
+/// written). `names` are the members expected (any guess: one missing
+/// costs a round trip, one too many an operation).
 pub(crate) async fn list(
     client: &zk::Client,
     settings: &Settings,
@@ -71,7 +70,9 @@ pub(crate) async fn list(
             _ => return Err(here(zk::Error::UnexpectedError("multiRead answer".into()))),
         };
         children.sort_unstable();
-        if children != names {
+        // Every member was read? Names read that are not children (gone
+        // since they were known) read as NoNode and are left out.
+        if children.iter().any(|c| names.binary_search(c).is_err()) {
             names = children;
             continue;
         }
@@ -94,9 +95,13 @@ pub(crate) async fn list(
             contents.put(&config, &data, stat.czxid, stat.mzxid);
         }
         for name in &names {
-            // A member listed by the same read cannot be missing from it;
-            // tolerate it anyway (it is then simply not there).
-            if let Some((data, stat)) = stat_of(results.next())? {
+            let read = stat_of(results.next())?;
+            if children.binary_search(name).is_err() {
+                continue;
+            }
+            // A child of the same read cannot be missing from it; tolerate
+            // it anyway (it is then simply not there).
+            if let Some((data, stat)) = read {
                 version = version.max(stat.mzxid);
                 contents.put(&format!("{dir}/{name}"), &data, stat.czxid, stat.mzxid);
             }
