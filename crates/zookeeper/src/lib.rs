@@ -50,6 +50,7 @@
 mod error;
 mod registrar;
 mod session;
+mod snapshot;
 mod source;
 mod store;
 mod watcher;

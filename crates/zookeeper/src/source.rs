@@ -158,7 +158,7 @@ impl ZooKeeper {
         let client = open(&settings).await?;
         let _ = client.sync(&self.prefix).await;
         let (mut contents, zxid) =
-            crate::store::list(&client, &settings, &self.prefix, Vec::new()).await?;
+            crate::snapshot::list(&client, &settings, &self.prefix, Vec::new()).await?;
         Ok((Cluster::from_contents(&mut contents)?, zxid.max(0) as u64))
     }
 

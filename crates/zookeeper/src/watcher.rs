@@ -41,7 +41,7 @@ use zookeeper_client as zk;
 
 use crate::error::Error;
 use crate::session::{Session, Settings};
-use crate::store::{list, stamp};
+use crate::snapshot::{list, stamp};
 
 /// Lists `prefix`, publishes the first ring and follows changes in the
 /// background. Fails if the first list does not succeed.

@@ -93,3 +93,43 @@ async fn a_zk_url_is_a_source_the_commands_can_take() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prefix_larger_than_one_request_is_read_in_parts_as_one_set() {
+    use zookeeper_client as zk;
+    let server = Zk::single();
+    let hosts = server.hosts();
+    // 30,000 members: six multiReads of at most 5,000; one request of all
+    // of them (about 1.1 MB) is over the server's 1 MiB jute.maxbuffer,
+    // which drops the connection.
+    let client = crate::common::raw(&hosts).await;
+    let open = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    client.mkdir("/big/nodes", &open).await.expect("prefix");
+    let names: Vec<String> = (0..30_000).map(|i| format!("member-{i:05}")).collect();
+    for batch in names.chunks(2_000) {
+        let mut multi = client.new_multi_writer();
+        for name in batch {
+            multi
+                .add_create(&format!("/big/nodes/{name}"), b"{}", &open)
+                .expect("op");
+        }
+        multi.commit().await.expect("create a batch");
+    }
+    let source = crate::common::source(hosts, "/big");
+    let watcher = source.watch(options()).await.expect("watch");
+    let ring = watcher.load();
+    assert_eq!(ring.placement.members.len(), 30_000);
+    let (cluster, zxid) = Source::read(&source).await.expect("read");
+    assert_eq!(
+        (ring.revision, ring.placement.fingerprint),
+        (zxid, cluster.fingerprint)
+    );
+    client
+        .delete("/big/nodes/member-00042", None)
+        .await
+        .expect("leave");
+    until(Duration::from_secs(30), "the leave is seen", || {
+        watcher.load().placement.members.len() == 29_999
+    })
+    .await;
+}
