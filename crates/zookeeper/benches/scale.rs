@@ -13,7 +13,8 @@
 //! Measured: resident memory of this process before and after the watcher
 //! started (the ring of 10,000 members, 160 points each by default, and
 //! the listed contents), the time of `watch` (one snapshot: multiReads of
-//! at most 5,000 reads, then one build), and for each of `-- N` single writes
+//! at most 512 KiB of requests, one for 10,000 members, then one build),
+//! and for each of `-- N` single writes
 //! (default 20; a member joins or leaves) the time until the watcher
 //! publishes a zxid at or past the write's: one event, one snapshot of
 //! every member (the watcher re-reads all of them: see src/watcher.rs),

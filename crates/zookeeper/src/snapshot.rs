@@ -18,18 +18,18 @@
 //! on any server of the ensemble: equal zxid, equal ring.
 //!
 //! Quirk: a request is bounded by the server's `jute.maxbuffer` (1 MiB by
-//! default: about 27,000 member reads), and a larger one makes the server
-//! drop the connection. So above [`CHUNK`] members the reads go in several
-//! multiReads, each with the prefix's and the nodes' stats again: a join,
+//! default: about 27,000 reads of 24-character paths), and a larger one
+//! makes the server drop the connection. So above [`CHUNK_BYTES`] of reads
+//! (about 13,000 such members) they go in several multiReads, each with the prefix's and the nodes' stats again: a join,
 //! a leave or a config change between them changes a stat and the whole
 //! read starts over, so the members are one set at one point. What this
 //! cannot see is a member's value rewritten in place (`set`) between two
 //! parts; registrars never do that (a member that changes leaves and joins
 //! again), and the write's event lists again right after.
 //!
-//! Cost: one round trip per 5,000 members when the names are known (one
-//! more after a join the events did not name); a prefix of 10,000 members
-//! is about 1.5 MB of replies.
+//! Cost: one round trip (one per 13,000 members or so) when the names are
+//! known, one more after a join the events did not name; a prefix of
+//! 10,000 members is about 1.5 MB of replies.
 
 use zookeeper_client as zk;
 
@@ -43,9 +43,27 @@ use crate::session::{Settings, nodes_dir};
 /// between its reads.
 const ATTEMPTS: usize = 20;
 
-/// The most member reads in one multiRead (about 200 KB of request, well
-/// under `jute.maxbuffer`).
-pub(crate) const CHUNK: usize = 5_000;
+/// The most bytes of member reads in one multiRead: half of the default
+/// `jute.maxbuffer` (about 13,000 members of 24-character paths).
+pub(crate) const CHUNK_BYTES: usize = 512 * 1024;
+
+/// `names` in parts of at most [`CHUNK_BYTES`] of requests each (one
+/// empty part for none). A read costs 9 bytes of multi header, 4 of
+/// length, the path and 1 (the watch flag).
+fn parts<'a>(dir: &str, names: &'a [String]) -> Vec<&'a [String]> {
+    let mut parts = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, name) in names.iter().enumerate() {
+        let cost = 9 + 4 + dir.len() + 1 + name.len() + 1;
+        if bytes + cost > CHUNK_BYTES && i > start {
+            parts.push(&names[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += cost;
+    }
+    parts.push(&names[start..]);
+    parts
+}
 
 /// The contents under `prefix` as of one state of the tree, and its
 /// version (the highest zxid they reflect; 0 for an empty prefix never
@@ -66,12 +84,7 @@ pub(crate) async fn list(
         let mut children = Vec::new();
         let mut parents = None;
         let mut read = Vec::with_capacity(names.len());
-        let parts: Vec<&[String]> = if names.is_empty() {
-            vec![&[]]
-        } else {
-            names.chunks(CHUNK).collect()
-        };
-        for (part, chunk) in parts.into_iter().enumerate() {
+        for (part, chunk) in parts(&dir, &names).into_iter().enumerate() {
             let mut reader = client.new_multi_reader();
             if part == 0 {
                 reader.add_get_children(&dir).map_err(here)?;
@@ -199,4 +212,20 @@ pub(crate) async fn stamp(
         }
     }
     Ok(seen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_split_by_request_bytes() {
+        let none: Vec<String> = Vec::new();
+        assert_eq!(parts("/p/nodes", &none), [&[] as &[String]]);
+        let names: Vec<String> = (0..30_000).map(|i| format!("member-{i:05}")).collect();
+        let split = parts("/big/nodes", &names);
+        assert_eq!(split.len(), 3, "30,000 reads of 37 bytes in 512 KiB parts");
+        assert_eq!(split.iter().map(|p| p.len()).sum::<usize>(), 30_000);
+        assert_eq!(split.concat(), names, "in order, none lost");
+    }
 }

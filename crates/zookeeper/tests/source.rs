@@ -99,7 +99,7 @@ async fn a_prefix_larger_than_one_request_is_read_in_parts_as_one_set() {
     use zookeeper_client as zk;
     let server = Zk::single();
     let hosts = server.hosts();
-    // 30,000 members: six multiReads of at most 5,000; one request of all
+    // 30,000 members: three multiReads of at most 512 KiB; one request of all
     // of them (about 1.1 MB) is over the server's 1 MiB jute.maxbuffer,
     // which drops the connection.
     let client = crate::common::raw(&hosts).await;
