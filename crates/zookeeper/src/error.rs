@@ -198,3 +198,57 @@ impl From<Error> for ringwise_membership::Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_keep_what_a_caller_acts_on() {
+        let taken = Error::NameTaken {
+            name: "a".into(),
+            key: "/p/nodes/a".into(),
+            holder: "session 0x1".into(),
+        };
+        match ringwise_membership::Error::from(taken) {
+            ringwise_membership::Error::NameTaken { holder, .. } => {
+                assert_eq!(holder, "session 0x1")
+            }
+            other => panic!("{other:?}"),
+        }
+        let bad = Error::InvalidOption {
+            option: "prefix",
+            message: "no".into(),
+        };
+        assert!(matches!(
+            ringwise_membership::Error::from(bad),
+            ringwise_membership::Error::InvalidOption {
+                option: "prefix",
+                ..
+            }
+        ));
+        let lost = Error::zk("list the members", "/p", zk::Error::ConnectionLoss);
+        assert!(lost.is_transient());
+        let text = lost.to_string();
+        assert!(
+            text.starts_with("cannot list the members (/p): ") && text.contains("reachable"),
+            "{text}"
+        );
+        match ringwise_membership::Error::from(lost) {
+            ringwise_membership::Error::Unavailable { source, error } => {
+                assert_eq!(source, "zookeeper");
+                assert!(
+                    error.downcast_ref::<Error>().is_some(),
+                    "downcast to this crate's error"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let refused = classify("read the config", "/p/config", false, zk::Error::NoAuth);
+        assert!(!refused.is_transient());
+        assert!(
+            refused.to_string().contains("?digest=USER:PASSWORD"),
+            "{refused}"
+        );
+    }
+}

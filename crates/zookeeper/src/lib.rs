@@ -50,6 +50,7 @@
 mod error;
 mod registrar;
 mod session;
+mod snapshot;
 mod source;
 mod store;
 mod watcher;
@@ -57,4 +58,4 @@ mod watcher;
 pub use error::Error;
 pub use registrar::Registrar;
 pub use ringwise_membership::{Cluster, Listed, Member, Options, Status, Watcher, member};
-pub use source::ZooKeeper;
+pub use source::{DEFAULT_SESSION_TIMEOUT, ZooKeeper};

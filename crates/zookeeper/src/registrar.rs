@@ -173,6 +173,15 @@ impl Shared {
         if let Ok(mut held) = self.client.lock() {
             *held = Some(client.clone());
         }
+        let granted = client.session_timeout();
+        if granted != self.settings.timeout {
+            tracing::warn!(
+                "{}: ZooKeeper granted a session timeout of {granted:?} for the {:?} asked \
+                 (its minSessionTimeout/maxSessionTimeout): a dead member leaves within {granted:?}",
+                self.key,
+                self.settings.timeout
+            );
+        }
         tracing::info!(
             key = %self.key,
             session = format_args!("{ours:#x}"),

@@ -10,6 +10,12 @@
 //! every reconnection of the session. A new session (after an expiry) is
 //! a new [`open`]: ZooKeeper never revives an expired session.
 //!
+//! A watcher's [`Session`] is one such session with a persistent recursive
+//! watch on the prefix, its events pumped into a channel by a task of
+//! their own: `zookeeper-client`'s watcher panics when polled after a
+//! terminal event, so only that task polls it, and stops at the terminal
+//! event; a closed channel is the end of the session to the watcher.
+//!
 //! ACL decision: with credentials, every znode this crate creates gets
 //! `CREATOR_ALL` (`auth::` — all rights for the digest identity of the
 //! session that created it, and no rights at all for anyone else, reading
@@ -23,6 +29,7 @@
 
 use std::time::Duration;
 
+use tokio::sync::mpsc;
 use zookeeper_client as zk;
 
 use crate::error::{Error, classify};
@@ -75,6 +82,45 @@ pub(crate) async fn open(settings: &Settings) -> Result<zk::Client, Error> {
         )
     })?;
     Ok(client)
+}
+
+/// One session with its watch: the events pumped into a channel by a task
+/// of their own (the client's watcher must not be polled after a terminal
+/// event; a closed channel is the end of the session here).
+pub(crate) struct Session {
+    pub client: zk::Client,
+    pub events: mpsc::UnboundedReceiver<zk::WatchedEvent>,
+}
+
+impl Session {
+    pub async fn start(settings: &Settings, prefix: &str) -> Result<Self, Error> {
+        let client = open(settings).await?;
+        // Readers create the prefix too, so that the watch has something to
+        // sit on; one without the right to (another identity's ACL) gets
+        // the refusal from the list that follows, which names it.
+        let _ = make_path(&client, settings, &nodes_dir(prefix)).await;
+        // A new session may land on a follower behind the one the last
+        // ring came from: catch it up with the leader before the list (a
+        // list older than the ring held would be ignored anyway, never
+        // published).
+        let _ = client.sync(prefix).await;
+        let mut watcher = client
+            .watch(prefix, zk::AddWatchMode::PersistentRecursive)
+            .await
+            .map_err(|e| classify("watch the prefix", prefix, settings.authenticated(), e))?;
+        let (sender, events) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                let event = watcher.changed().await;
+                let terminal = event.event_type == zk::EventType::Session
+                    && event.session_state.is_terminated();
+                if sender.send(event).is_err() || terminal {
+                    return;
+                }
+            }
+        });
+        Ok(Session { client, events })
+    }
 }
 
 /// Creates `path` and its missing parents as persistent znodes with the

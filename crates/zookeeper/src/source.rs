@@ -17,7 +17,9 @@ use serde_json::{Map, Value};
 use crate::Error;
 use crate::registrar::{Registrar, holder};
 use crate::session::{Settings, check_prefix, connect_string, open};
-use crate::watcher::DEFAULT_SESSION_TIMEOUT;
+
+/// The session timeout of watchers and one-shot reads when none is given.
+pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The members under one prefix of one ZooKeeper ensemble.
 #[derive(Debug, Clone)]
@@ -156,7 +158,7 @@ impl ZooKeeper {
         let client = open(&settings).await?;
         let _ = client.sync(&self.prefix).await;
         let (mut contents, zxid) =
-            crate::store::list(&client, &settings, &self.prefix, Vec::new()).await?;
+            crate::snapshot::list(&client, &settings, &self.prefix, Vec::new()).await?;
         Ok((Cluster::from_contents(&mut contents)?, zxid.max(0) as u64))
     }
 
@@ -183,8 +185,15 @@ impl Registration for Registrar {
         Registrar::is_registered(self)
     }
 
+    /// `/caches/nodes/a (session 0x1000..., timeout 4 s)`: the timeout
+    /// the server granted, which may differ from the ttl asked for.
     fn describe(&self) -> String {
-        format!("{} ({})", self.key(), holder(self.session()))
+        format!(
+            "{} ({}, timeout {} s)",
+            self.key(),
+            holder(self.session()),
+            self.session_timeout().as_secs_f64()
+        )
     }
 
     fn shutdown(self: Box<Self>) -> Pending<'static, ()> {

@@ -27,22 +27,21 @@
 //! Lookups read the last published ring (lock-free) and keep working
 //! while ZooKeeper is away; [`Watcher::status`] says how stale it is.
 //!
-//! Cost: one list per batch of events (O(N) members in one multiRead: a
-//! full re-read, simple and always consistent; fine for membership
-//! churn, not for thousands of changes a second), one small read per
-//! `progress_every`.
-
-use std::sync::Arc;
-use std::time::Duration;
+//! Cost: one list per batch of events (O(N) members in multiReads of at
+//! most 512 KiB of requests: a full re-read, simple and consistent, see
+//! src/snapshot.rs), then the rebuild every source pays. At 10,000 members the re-read is the small part (about
+//! 20 ms of a 370 ms change on a loaded 2-core machine; the rest is the
+//! ring's build: benches/scale.rs). One small read per `progress_every`.
 
 use ringwise_membership::backoff::backoff;
 use ringwise_membership::{Cluster, Contents, Feed, Options, Watcher};
-use tokio::sync::{mpsc, watch};
+use std::sync::Arc;
+use tokio::sync::watch;
 use zookeeper_client as zk;
 
-use crate::error::{Error, classify};
-use crate::session::{Settings, make_path, nodes_dir, open};
-use crate::store::{list, stamp};
+use crate::error::Error;
+use crate::session::{Session, Settings};
+use crate::snapshot::{list, stamp};
 
 /// Lists `prefix`, publishes the first ring and follows changes in the
 /// background. Fails if the first list does not succeed.
@@ -69,45 +68,6 @@ pub(crate) async fn watch(
     Ok(Watcher::spawn(feed, |_, stop| {
         follow.run(session, contents, version, stop)
     }))
-}
-
-/// One session with its watch: the events pumped into a channel by a task
-/// of their own (the client's watcher must not be polled after a terminal
-/// event; a closed channel is the end of the session here).
-struct Session {
-    client: zk::Client,
-    events: mpsc::UnboundedReceiver<zk::WatchedEvent>,
-}
-
-impl Session {
-    async fn start(settings: &Settings, prefix: &str) -> Result<Self, Error> {
-        let client = open(settings).await?;
-        // Readers create the prefix too, so that the watch has something to
-        // sit on; one without the right to (another identity's ACL) gets
-        // the refusal from the list that follows, which names it.
-        let _ = make_path(&client, settings, &nodes_dir(prefix)).await;
-        // A new session may land on a follower behind the one the last
-        // ring came from: catch it up with the leader before the list (a
-        // list older than the ring held would be ignored anyway, never
-        // published).
-        let _ = client.sync(prefix).await;
-        let mut watcher = client
-            .watch(prefix, zk::AddWatchMode::PersistentRecursive)
-            .await
-            .map_err(|e| classify("watch the prefix", prefix, settings.authenticated(), e))?;
-        let (sender, events) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            loop {
-                let event = watcher.changed().await;
-                let terminal = event.event_type == zk::EventType::Session
-                    && event.session_state.is_terminated();
-                if sender.send(event).is_err() || terminal {
-                    return;
-                }
-            }
-        });
-        Ok(Session { client, events })
-    }
 }
 
 /// Why following one session ended.
@@ -176,12 +136,17 @@ impl Follow {
     /// A new session, watched and listed.
     async fn restart(&self, contents: &Contents) -> Result<(Session, Contents, i64), Error> {
         let session = Session::start(&self.settings, &self.prefix).await?;
-        let (listed, version) = self.list(&session.client, contents).await?;
+        let (listed, version) = self.list(&session.client, contents, Vec::new()).await?;
         Ok((session, listed, version))
     }
 
-    /// A snapshot, guessing the members from those held.
-    async fn list(&self, client: &zk::Client, held: &Contents) -> Result<(Contents, i64), Error> {
+    /// A snapshot, guessing the members from those held and `joined`.
+    async fn list(
+        &self,
+        client: &zk::Client,
+        held: &Contents,
+        joined: Vec<String>,
+    ) -> Result<(Contents, i64), Error> {
         let dir = held.nodes_prefix();
         let names = held
             .members()
@@ -192,20 +157,24 @@ impl Follow {
                     .keys()
                     .filter_map(|k| k.strip_prefix(&dir).map(str::to_owned)),
             )
+            .chain(joined)
             .collect();
         list(client, &self.settings, &self.prefix, names).await
     }
 
     /// Lists again and publishes at the snapshot's zxid; a `recovery`
     /// (after a reconnection) counts as a relist in [`Watcher::status`].
+    /// `joined`: members the events say were created (read at once, not
+    /// after a first round trip finds them).
     async fn relist(
         &self,
         client: &zk::Client,
         contents: &mut Contents,
         applied: &mut i64,
         recovery: bool,
+        joined: Vec<String>,
     ) -> Result<(), Error> {
-        let (mut listed, version) = self.list(client, contents).await?;
+        let (mut listed, version) = self.list(client, contents, joined).await?;
         if recovery {
             *applied = (*applied).max(version);
             self.feed.relisted(&mut listed, version.max(0) as u64);
@@ -246,7 +215,7 @@ impl Follow {
                     match stamp.map(|seen| seen <= *applied) {
                         Ok(true) => self.feed.confirm(),
                         Ok(false) => {
-                            let relisted = self.relist(&session.client, contents, applied, false);
+                            let relisted = self.relist(&session.client, contents, applied, false, Vec::new());
                             if let Err(e) = relisted.await {
                                 self.feed.note_error(Some(e.to_string()));
                             }
@@ -261,13 +230,17 @@ impl Follow {
             while let Ok(more) = session.events.try_recv() {
                 batch.push(Some(more));
             }
-            let (mut changed, mut recovered) = (false, false);
+            let (mut changed, mut recovered, mut joined) = (false, false, Vec::new());
             for event in batch {
                 let Some(event) = event else {
                     return Ended::Expired(zk::SessionState::Closed);
                 };
                 if event.event_type != zk::EventType::Session {
                     changed = true;
+                    if event.event_type == zk::EventType::NodeCreated {
+                        let name = event.path.strip_prefix(&contents.nodes_prefix());
+                        joined.extend(name.map(str::to_owned));
+                    }
                     continue;
                 }
                 match event.session_state {
@@ -285,7 +258,7 @@ impl Follow {
                 }
             }
             if (changed || recovered) && !disconnected {
-                let relisted = self.relist(&session.client, contents, applied, recovered);
+                let relisted = self.relist(&session.client, contents, applied, recovered, joined);
                 if let Err(e) = relisted.await {
                     if !e.is_transient() {
                         return Ended::Failed(e);
@@ -298,7 +271,3 @@ impl Follow {
         }
     }
 }
-
-/// How long [`watch`]'s sessions live without the servers (the session
-/// timeout asked for when none is given).
-pub(crate) const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(10);

@@ -4,9 +4,11 @@
 //! data directory, and kills it by pid when it ends, however it ends.
 //! `live` is membership on a healthy server (churn, names, bad data,
 //! digest auth, member processes that die or leave, a paused watch);
-//! `faults` the server away for 10 s and an ensemble losing its leader.
+//! `faults` the server away for 10 s and an ensemble losing its leader;
+//! `source` the crate as the commands take it (a `zk://` URL, boxed).
 
 mod common;
 mod faults;
 mod live;
+mod source;
 mod support;

@@ -10,7 +10,7 @@
 //! then waits for SIGTERM (or SIGINT), deletes its znode and closes its
 //! session, prints `left` and exits 0; SIGKILL leaves the znode to the
 //! session timeout. The second follows the prefix and prints `ring ZXID
-//! FINGERPRINT NAME,NAME,...` whenever the ring or its zxid changes
+//! FINGERPRINT NAME,NAME,... relists=N` whenever that line would change
 //! (checked every 20 ms), so a test can SIGSTOP it and read what it holds
 //! after SIGCONT. Errors go to stderr with exit status 2.
 
@@ -80,10 +80,11 @@ async fn run(args: Args) -> Result<(), String> {
                 .map(|m| m.name.as_str())
                 .collect();
             let line = format!(
-                "ring {} {:016x} {}",
+                "ring {} {:016x} {} relists={}",
                 ring.revision,
                 ring.placement.fingerprint,
-                names.join(",")
+                names.join(","),
+                watcher.status().relists
             );
             if shown.as_ref() != Some(&line) {
                 println!("{line}");

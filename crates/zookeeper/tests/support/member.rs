@@ -36,7 +36,7 @@ impl Process {
         process
     }
 
-    /// Follows `prefix`, printing `ring ZXID FINGERPRINT NAMES` lines.
+    /// Follows `prefix`, printing `ring ZXID FINGERPRINT NAMES relists=N` lines.
     pub fn watcher(hosts: &[String], prefix: &str) -> Process {
         let process = Process::start(&["--hosts", &hosts.join(","), "--prefix", prefix, "--watch"]);
         process.wait_line(Duration::from_secs(30), |l| l.starts_with("ring"));
