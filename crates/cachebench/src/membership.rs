@@ -317,7 +317,7 @@ impl Live {
     fn join(&mut self, i: usize) -> Result<()> {
         let url = self.target.registrar(&self.run)?;
         let mut command = Command::new(&self.target.ringwise);
-        command.args(["join", "--membership", &url.to_string()]);
+        command.args(["join", "--membership", &url.with_secrets()]);
         command.args(["--name", &name(i), "--address", &self.addresses[i]]);
         command.args(["--ttl", &self.target.ttl.to_string()]);
         let child = Child::spawn(

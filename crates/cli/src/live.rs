@@ -111,7 +111,7 @@ impl EtcdArgs {
             ),
             _ => {
                 return Err(Failure::usage(anyhow!(
-                    "--membership {text}: give etcd://, zk:// or gossip://"
+                    "--membership {url}: give etcd://, zk:// or gossip://"
                 )));
             }
         };
@@ -235,14 +235,22 @@ pub fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, Failure>
     Ok(runtime.block_on(future))
 }
 
-/// Logs of the etcd crate to stderr (info and above).
+/// Logs of ringwise's own crates (the sources, the shared watcher) to
+/// stderr, info and above; the client libraries' own logs (a ZooKeeper
+/// client's every session line) stay out.
 fn logs() {
-    let _ = tracing_subscriber::fmt()
+    use tracing_subscriber::layer::SubscriberExt;
+    let subscriber = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(tracing::Level::INFO)
         .with_target(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
+        .finish()
+        .with(
+            tracing_subscriber::filter::Targets::new()
+                .with_target("ringwise", tracing::Level::INFO),
+        );
+    let _ = tracing::subscriber::set_global_default(subscriber);
 }
 
 /// Resolves on SIGINT or SIGTERM.
@@ -371,11 +379,15 @@ fn allocate(
     Ok(())
 }
 
-/// What the cluster is called in messages: the URL, or the etcd prefix.
+/// What the cluster is called in messages: the URL (a password in it
+/// hidden), or the etcd prefix.
 fn source_name(args: &EtcdArgs) -> String {
-    args.membership
-        .clone()
-        .unwrap_or_else(|| args.prefix.clone())
+    match &args.membership {
+        Some(text) => text
+            .parse::<Url>()
+            .map_or_else(|_| text.clone(), |url| url.to_string()),
+        None => args.prefix.clone(),
+    }
 }
 
 /// `ringwise join`: register, stay until SIGINT/SIGTERM, leave.

@@ -113,8 +113,28 @@ pub struct Url {
 pub const DEFAULT_PREFIX: &str = "/ringwise";
 
 impl std::fmt::Display for Url {
-    /// The URL as given, normalised (`zookeeper://` written `zk://`).
+    /// The URL as given, normalised (`zookeeper://` written `zk://`), with
+    /// the password of a `digest=USER:PASSWORD` hidden: this is what
+    /// messages and logs show ([`Url::with_secrets`] is the whole URL).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.write(f, false)
+    }
+}
+
+impl Url {
+    /// The whole URL, passwords included: for handing it to a process
+    /// of one's own (`ringwise join --membership ...`), never to a message.
+    pub fn with_secrets(&self) -> String {
+        struct Whole<'a>(&'a Url);
+        impl std::fmt::Display for Whole<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.write(f, true)
+            }
+        }
+        Whole(self).to_string()
+    }
+
+    fn write(&self, f: &mut std::fmt::Formatter<'_>, secrets: bool) -> std::fmt::Result {
         let scheme = match self.scheme {
             Scheme::Etcd => "etcd",
             Scheme::ZooKeeper => "zk",
@@ -123,13 +143,16 @@ impl std::fmt::Display for Url {
         write!(f, "{scheme}://{}{}", self.hosts.join(","), self.prefix)?;
         for (i, (key, value)) in self.query.iter().enumerate() {
             let separator = if i == 0 { '?' } else { '&' };
-            write!(f, "{separator}{key}={value}")?;
+            match value.split_once(':') {
+                Some((user, _)) if key == "digest" && !secrets => {
+                    write!(f, "{separator}{key}={user}:<hidden>")?;
+                }
+                _ => write!(f, "{separator}{key}={value}")?,
+            }
         }
         Ok(())
     }
-}
 
-impl Url {
     /// Sets query key `key` to `value` (replacing it if given).
     pub fn set(&mut self, key: &str, value: &str) {
         match self.query.iter_mut().find(|(k, _)| k == key) {
@@ -275,6 +298,19 @@ mod tests {
             "gossip://127.0.0.1:0/ringwise?seeds=127.0.0.1:7001,127.0.0.1:7002&cluster=c1"
         );
         assert_eq!(text.parse::<Url>().expect("again"), written);
+    }
+
+    #[test]
+    fn a_digest_password_is_shown_only_when_asked() {
+        let url: Url = "zk://127.0.0.1:2181/c?digest=ops:s3cret"
+            .parse()
+            .expect("zk");
+        assert_eq!(url.to_string(), "zk://127.0.0.1:2181/c?digest=ops:<hidden>");
+        assert_eq!(
+            url.with_secrets(),
+            "zk://127.0.0.1:2181/c?digest=ops:s3cret"
+        );
+        assert_eq!(url.with_secrets().parse::<Url>().expect("again"), url);
     }
 
     #[test]
