@@ -116,19 +116,23 @@ fn doctest_includes(root: &Path, source: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A page whose Rust examples use `ringwise_etcd` is the etcd crate's
-/// doctest (the core crate cannot depend on it); every other page is the
-/// core's.
+/// A page whose Rust examples use a membership source's crate is that
+/// crate's doctest (the core crate cannot depend on it): `ringwise_etcd`
+/// the etcd crate's, `ringwise_zookeeper` the ZooKeeper crate's; every
+/// other page is the core's.
 #[test]
 fn every_page_is_a_doctest() {
     let root = root();
     let core = doctest_includes(&root, "crates/ringwise/src/lib.rs");
     let etcd = doctest_includes(&root, "crates/etcd/src/lib.rs");
+    let zookeeper = doctest_includes(&root, "crates/zookeeper/src/lib.rs");
     let mut missing = Vec::new();
     for page in pages(&root) {
         let text = fs::read_to_string(root.join(&page)).expect("a readable page");
         let (list, source) = if text.contains("ringwise_etcd::") {
             (&etcd, "crates/etcd/src/lib.rs")
+        } else if text.contains("ringwise_zookeeper::") {
+            (&zookeeper, "crates/zookeeper/src/lib.rs")
         } else {
             (&core, "crates/ringwise/src/lib.rs")
         };

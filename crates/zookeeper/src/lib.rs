@@ -59,3 +59,9 @@ pub use error::Error;
 pub use registrar::Registrar;
 pub use ringwise_membership::{Cluster, Listed, Member, Options, Status, Watcher, member};
 pub use source::{DEFAULT_SESSION_TIMEOUT, ZooKeeper};
+
+// docs/membership.md's Rust example uses this crate through the shared
+// `Source`, so that page is compiled here rather than in the core's.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/membership.md")]
+struct GuideDoctests;
