@@ -30,6 +30,21 @@
 //! held best effort (see [`Registrar`]); settings are kept by the members
 //! (highest version wins), not by a store.
 //!
+//! **How fast** (`benches/convergence.rs`, ttl 10 s: gossip every 250 ms,
+//! loopback, 5 watchers, median / worst of 20 runs, at 10 and at 50
+//! members alike): a join is in every ring 0.5 / 0.75 s after the member
+//! announced itself (which it does after a 2 s settle wait, to see a
+//! holder of its name); a clean leave 0.5 / 0.75 s after `shutdown`; a
+//! SIGKILLed member is dropped by the first watcher after 2.5 / 3.0 s
+//! and by all of them after 3.0 / 3.8 s: about 0.3 ttl. Every figure is
+//! a few gossip rounds, so it scales with the ttl ([`Timing::for_ttl`]).
+//!
+//! | `--ttl` | gossip interval | a kill leaves every ring |
+//! |---|---|---|
+//! | 2 s (the least) | 50 ms | about 0.6 s |
+//! | 10 s | 250 ms | about 3 s (measured) |
+//! | 40 s or more | 1 s (the most) | about 12 to 16 s |
+//!
 //! **Why chitchat** (0.13): Quickwit's implementation of scuttlebutt
 //! (van Renesse et al., "Efficient reconciliation and flow control for
 //! anti-entropy protocols"), run in Quickwit's production clusters and
