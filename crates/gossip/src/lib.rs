@@ -35,8 +35,8 @@
 //! members alike): a join is in every ring 0.5 / 0.75 s after the member
 //! announced itself (which it does after a 2 s settle wait, to see a
 //! holder of its name); a clean leave 0.5 / 0.75 s after `shutdown`; a
-//! SIGKILLed member is dropped by the first watcher after 2.5 / 3.0 s
-//! and by all of them after 3.0 / 3.8 s: about 0.3 ttl. Every figure is
+//! SIGKILLed member is dropped by the first watcher after 2.2-2.5 / 2.5-3.2 s
+//! and by all of them after 3.0-3.2 / 3.5-3.8 s: about 0.3 ttl. Every figure is
 //! a few gossip rounds, so it scales with the ttl ([`Timing::for_ttl`]).
 //!
 //! | `--ttl` | gossip interval | a kill leaves every ring |
@@ -74,6 +74,7 @@
 //! ```
 
 mod error;
+mod gossip;
 mod node;
 mod registrar;
 mod source;
@@ -82,9 +83,9 @@ mod view;
 mod watcher;
 
 pub use error::Error;
+pub use gossip::Gossip;
 pub use node::Timing;
 pub use registrar::Registrar;
 pub use ringwise_membership::{Cluster, Listed, Member, Options, Status, Watcher};
-pub use source::Gossip;
 pub use store::{configure, read, settings};
 pub use watcher::watch;

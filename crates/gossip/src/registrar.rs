@@ -30,8 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ringwise_membership::{Member, Task, check_name};
 
 use crate::Error;
+use crate::gossip::Gossip;
 use crate::node::{Node, Role};
-use crate::source::Gossip;
 use crate::view::{self, CONFIG, LEFT, MEMBER};
 
 /// A registered member. Dropping it stops its gossip (it leaves within

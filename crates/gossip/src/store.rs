@@ -26,8 +26,8 @@ use ringwise_membership::{Cluster, change_settings, read_settings};
 use serde_json::{Map, Value};
 
 use crate::Error;
+use crate::gossip::Gossip;
 use crate::node::{Node, Role};
-use crate::source::Gossip;
 use crate::view::{self, CONFIG, Config};
 
 /// An observer with a settled view; `NoPeer` if seeds never answered.
