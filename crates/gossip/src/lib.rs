@@ -13,7 +13,7 @@
 //!   `shutdown` announces `left` and stops, SIGKILL leaves when the
 //!   failure detector says so (within the ttl, [`Timing`]);
 //! - a [`Watcher`] ([`watch`]) is an observer node: each change of its
-//!   view (the live nodes and their states, see [`view`](crate)) is read
+//!   view (the live nodes and their states, the module `view` of this crate) is read
 //!   into the shared `Contents`, built into the [`Cluster`] (the one
 //!   constructor) and published through the shared `Feed`;
 //! - [`read`], [`settings`] and [`configure`] join as observers, wait for
