@@ -48,7 +48,10 @@ fn args() -> Args {
         match given[i].as_str() {
             "--runs" => args.runs = value.parse().expect("--runs N"),
             "--sizes" => {
-                args.sizes = value.split(',').map(|s| s.parse().expect("--sizes 10,50")).collect()
+                args.sizes = value
+                    .split(',')
+                    .map(|s| s.parse().expect("--sizes 10,50"))
+                    .collect()
             }
             "--ttl" => args.ttl = Duration::from_secs(value.parse().expect("--ttl SECONDS")),
             "--watchers" => args.watchers = value.parse().expect("--watchers N"),
@@ -67,7 +70,10 @@ fn args() -> Args {
 async fn wait(what: &str, deadline: Duration, mut condition: impl FnMut() -> bool) -> Duration {
     let started = Instant::now();
     while !condition() {
-        assert!(started.elapsed() < deadline, "{what}: not within {deadline:?}");
+        assert!(
+            started.elapsed() < deadline,
+            "{what}: not within {deadline:?}"
+        );
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     started.elapsed()
@@ -86,7 +92,9 @@ async fn size(n: usize, args: &Args) {
     let ttl = args.ttl;
     let deadline = ttl * 6;
     let cluster = cluster(&format!("bench{n}"));
-    let seed = gossip(&cluster, &[], ttl).join("m0", Member::default()).await;
+    let seed = gossip(&cluster, &[], ttl)
+        .join("m0", Member::default())
+        .await;
     let seed = seed.expect("the seed registers");
     let seeds = [seed.address()];
     let mut registrars: Vec<Registrar> = vec![seed];
@@ -102,13 +110,16 @@ async fn size(n: usize, args: &Args) {
     let watchers = watchers(&cluster, &seeds, ttl, args.watchers).await;
     let base: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
     wait("the first agreement", deadline, || agree(&watchers, &base)).await;
-    let (mut announce, mut join, mut leave, mut detect, mut kill) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut announce, mut join, mut leave, mut detect, mut kill) =
+        (vec![], vec![], vec![], vec![], vec![]);
     for run in 0..args.runs {
         let name = format!("j{run}");
         let mut with = base.clone();
         with.push(name.clone());
         let started = Instant::now();
-        let joined = gossip(&cluster, &seeds, ttl).join(&name, Member::default()).await;
+        let joined = gossip(&cluster, &seeds, ttl)
+            .join(&name, Member::default())
+            .await;
         let joined = joined.expect("a join");
         announce.push(started.elapsed());
         join.push(wait("join", deadline, || agree(&watchers, &with)).await);
@@ -131,8 +142,14 @@ async fn size(n: usize, args: &Args) {
         kill.push(started.elapsed());
     }
     let runs = args.runs;
-    println!("{n:>4} members, {} watchers, {runs} runs  median    worst (ms)", args.watchers);
-    println!("  announce (join's settle wait)  {}", summary(&mut announce));
+    println!(
+        "{n:>4} members, {} watchers, {runs} runs  median    worst (ms)",
+        args.watchers
+    );
+    println!(
+        "  announce (join's settle wait)  {}",
+        summary(&mut announce)
+    );
     println!("  join   -> one fingerprint      {}", summary(&mut join));
     println!("  leave  -> one fingerprint      {}", summary(&mut leave));
     println!("  kill   -> first watcher drops  {}", summary(&mut detect));
@@ -164,4 +181,6 @@ fn main() {
     for &n in &args.sizes {
         runtime.block_on(size(n, &args));
     }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load at the end: {}", load.trim());
 }

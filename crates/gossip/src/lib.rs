@@ -13,7 +13,7 @@
 //!   `shutdown` announces `left` and stops, SIGKILL leaves when the
 //!   failure detector says so (within the ttl, [`Timing`]);
 //! - a [`Watcher`] ([`watch`]) is an observer node: each change of its
-//!   view (the live nodes and their states, see [`view`](crate)) is read
+//!   view (the live nodes and their states, the module `view` of this crate) is read
 //!   into the shared `Contents`, built into the [`Cluster`] (the one
 //!   constructor) and published through the shared `Feed`;
 //! - [`read`], [`settings`] and [`configure`] join as observers, wait for
@@ -29,6 +29,21 @@
 //! (each declares the other dead) and they merge when it heals. A name is
 //! held best effort (see [`Registrar`]); settings are kept by the members
 //! (highest version wins), not by a store.
+//!
+//! **How fast** (`benches/convergence.rs`, ttl 10 s: gossip every 250 ms,
+//! loopback, 5 watchers, median / worst of 20 runs, at 10 and at 50
+//! members alike): a join is in every ring 0.5 / 0.75 s after the member
+//! announced itself (which it does after a 2 s settle wait, to see a
+//! holder of its name); a clean leave 0.5 / 0.75 s after `shutdown`; a
+//! SIGKILLed member is dropped by the first watcher after 2.2-2.5 / 2.5-3.2 s
+//! and by all of them after 3.0-3.2 / 3.5-3.8 s: about 0.3 ttl. Every figure is
+//! a few gossip rounds, so it scales with the ttl ([`Timing::for_ttl`]).
+//!
+//! | `--ttl` | gossip interval | a kill leaves every ring |
+//! |---|---|---|
+//! | 2 s (the least) | 50 ms | 0.55 s median, 0.6 s worst (5 runs) |
+//! | 10 s (the default) | 250 ms | 3.0 s median, 3.8 s worst (20 runs) |
+//! | 40 s | 1 s (the most) | 12 s (3 runs); the same above 40 s |
 //!
 //! **Why chitchat** (0.13): Quickwit's implementation of scuttlebutt
 //! (van Renesse et al., "Efficient reconciliation and flow control for
@@ -59,6 +74,7 @@
 //! ```
 
 mod error;
+mod gossip;
 mod node;
 mod registrar;
 mod source;
@@ -67,9 +83,9 @@ mod view;
 mod watcher;
 
 pub use error::Error;
+pub use gossip::Gossip;
 pub use node::Timing;
 pub use registrar::Registrar;
 pub use ringwise_membership::{Cluster, Listed, Member, Options, Status, Watcher};
-pub use source::Gossip;
 pub use store::{configure, read, settings};
 pub use watcher::watch;

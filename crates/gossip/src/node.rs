@@ -233,3 +233,34 @@ impl Node {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_scales_with_the_ttl_within_bounds() {
+        let ten = Timing::for_ttl(Duration::from_secs(10));
+        assert_eq!(ten.gossip_interval, Duration::from_millis(250));
+        assert_eq!(ten.dead_node_grace, Duration::from_secs(20));
+        // Short ttls gossip at most every 50 ms, long ones at least every second.
+        assert_eq!(
+            Timing::for_ttl(Duration::from_secs(2)).gossip_interval,
+            Duration::from_millis(50)
+        );
+        assert_eq!(
+            Timing::for_ttl(Duration::from_secs(600)).gossip_interval,
+            Duration::from_secs(1)
+        );
+        // The detection bound, 12 rounds after the last heartbeat, stays
+        // well inside the ttl at every ttl the sources accept.
+        for ttl in [2, 4, 10, 40, 86_400] {
+            let ttl = Duration::from_secs(ttl);
+            let timing = Timing::for_ttl(ttl);
+            assert!(
+                timing.gossip_interval.mul_f64(timing.phi_threshold + 4.0) < ttl,
+                "{ttl:?}"
+            );
+        }
+    }
+}

@@ -30,8 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ringwise_membership::{Member, Task, check_name};
 
 use crate::Error;
+use crate::gossip::Gossip;
 use crate::node::{Node, Role};
-use crate::source::Gossip;
 use crate::view::{self, CONFIG, LEFT, MEMBER};
 
 /// A registered member. Dropping it stops its gossip (it leaves within
@@ -90,7 +90,8 @@ impl Registrar {
         let registered = Arc::new(AtomicBool::new(true));
         let task = {
             let node = Arc::clone(&node);
-            Task::spawn(|stop| reannounce(node, live, stop))
+            let registered = Arc::clone(&registered);
+            Task::spawn(|stop| reannounce(node, registered, live, stop))
         };
         Ok(Registrar {
             node,
@@ -137,14 +138,35 @@ impl Registrar {
     }
 }
 
-/// Re-announces the highest settings of the view, on every change.
+/// Re-announces the highest settings of the view, on every change; and
+/// notices an older member announcing the same name (two claims within
+/// the same rounds): this one is then out of every ring, and says so
+/// through `is_registered`.
 async fn reannounce(
     node: Arc<Node>,
+    registered: Arc<AtomicBool>,
     mut live: tokio::sync::watch::Receiver<view::Live>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     loop {
-        let highest = view::settings(&live.borrow_and_update());
+        let (highest, older) = {
+            let view = live.borrow_and_update();
+            let name: &str = &node.id().node_id;
+            let older = view::holders(&view)
+                .get(name)
+                .filter(|id| **id != node.id())
+                .map(|id| id.gossip_advertise_addr);
+            (view::settings(&view), older)
+        };
+        let holds = older.is_none();
+        if registered.swap(holds, Ordering::AcqRel) && !holds {
+            tracing::error!(
+                "gossip: the member at {} announced {:?} before this one: it holds the name, \
+                 this member is in no ring; stop one of them",
+                older.map(|a| a.to_string()).unwrap_or_default(),
+                &*node.id().node_id
+            );
+        }
         if let Some(highest) = highest {
             let text = highest.to_text();
             let own = node.get(CONFIG).await;

@@ -14,7 +14,8 @@
 //! Only the members keep them after the writer leaves (each re-announces
 //! the highest it sees), so `configure` waits until a live member echoes
 //! them (at most the ttl) and fails with [`Error::NotSpread`] when no
-//! member is there to keep them.
+//! member is there to keep them, or when a concurrent writer's settings
+//! (a higher version) won.
 //!
 //! Cost: a node's start and its rounds: about 6 gossip intervals (ttl /
 //! 40 each) for a read, plus the echo for a change.
@@ -25,8 +26,8 @@ use ringwise_membership::{Cluster, change_settings, read_settings};
 use serde_json::{Map, Value};
 
 use crate::Error;
+use crate::gossip::Gossip;
 use crate::node::{Node, Role};
-use crate::source::Gossip;
 use crate::view::{self, CONFIG, Config};
 
 /// An observer with a settled view; `NoPeer` if seeds never answered.
@@ -92,28 +93,43 @@ pub async fn configure(
             return Err(e);
         }
     };
+    // A member echoing ours: kept. A higher version anywhere: a
+    // concurrent writer's settings won (highest wins), ours are gone.
     let echoed = tokio::time::timeout(gossip.ttl, async {
         loop {
             {
                 let view = live.borrow_and_update();
-                let echo = view.iter().any(|(id, state)| {
-                    id != node.id()
-                        && view::is_member(state)
-                        && Config::of(id, state).as_ref() >= Some(&config)
-                });
+                let mut echo = false;
+                for (id, state) in view.iter() {
+                    let held = Config::of(id, state);
+                    match held {
+                        Some(held) if held > config => return Some(held),
+                        Some(held) => {
+                            echo |= id != node.id() && view::is_member(state) && held == config
+                        }
+                        None => {}
+                    }
+                }
                 if echo {
-                    return;
+                    return None;
                 }
             }
             if live.changed().await.is_err() {
-                return;
+                return None;
             }
         }
     })
     .await;
     node.shutdown().await;
     match echoed {
-        Ok(()) => Ok(map),
+        Ok(None) => Ok(map),
+        Ok(Some(won)) => Err(Error::NotSpread {
+            message: format!(
+                "settings written at the same time by {} (version {}) won, as the highest \
+                 version does; read them with `config` and change them again",
+                won.writer, won.version
+            ),
+        }),
         Err(_) => Err(Error::NotSpread {
             message: format!(
                 "no member echoed them within {} s (the ttl); they may still spread, check \

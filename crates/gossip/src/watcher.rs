@@ -27,8 +27,8 @@ use ringwise_membership::{Cluster, Feed, Options, Watcher};
 use tokio::sync::watch;
 
 use crate::Error;
+use crate::gossip::Gossip;
 use crate::node::{Node, Role};
-use crate::source::Gossip;
 use crate::view;
 
 /// Joins as an observer, publishes the first ring and follows the view

@@ -128,3 +128,32 @@ async fn fifty_members_join_leave_and_stop() {
     expected.extend(named("n", 50..55));
     converge(&watchers, &expected, deadline).await;
 }
+
+/// A clean leave is the `left` mark, not the failure detector: at a ttl
+/// of 40 s (gossip every second, so a silent node is declared dead after
+/// 12 s at the least) the watchers drop the leaver during the 3 rounds it
+/// keeps gossiping after its mark, while it is still alive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_that_leaves_is_dropped_while_it_still_gossips() {
+    let ttl = Duration::from_secs(40);
+    let deadline = Duration::from_secs(60);
+    let cluster = cluster("left");
+    let first = gossip(&cluster, &[], ttl)
+        .join("l0", Member::default())
+        .await;
+    let first = first.expect("l0 registers");
+    let seeds = [first.address()];
+    let mut members = join_all(&cluster, &seeds, ttl, named("l", 1..3)).await;
+    let watchers = watchers(&cluster, &seeds, ttl, 2).await;
+    converge(&watchers, &named("l", 0..3), deadline).await;
+    let leaving = members.pop().expect("l2");
+    assert!(leaving.is_registered());
+    let shutdown = tokio::spawn(leaving.shutdown());
+    converge(&watchers, &named("l", 0..2), deadline).await;
+    assert!(
+        !shutdown.is_finished(),
+        "the watchers dropped l2 only after it had stopped gossiping"
+    );
+    shutdown.await.expect("l2 left");
+    drop(first);
+}

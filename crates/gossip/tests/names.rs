@@ -132,3 +132,42 @@ async fn malformed_entries_are_skipped_and_named() {
     assert!(why("text").contains("not JSON"), "{skipped:?}");
     assert!(why("negative").contains("weight"), "{skipped:?}");
 }
+
+/// Two claims that could not see each other (no common seed when they
+/// registered): once a participant links them, every client gives the
+/// name to the older, and the younger says it is not registered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_blind_claims_resolve_to_the_older() {
+    let ttl = Duration::from_secs(4);
+    let cluster = cluster("blind");
+    let at = |address: &str| Member {
+        address: Some(address.to_owned()),
+        ..Member::default()
+    };
+    let older = gossip(&cluster, &[], ttl).join("a", at("older")).await;
+    let older = older.expect("the first claim");
+    // A millisecond apart at least: generations are start times in ms.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let younger = gossip(&cluster, &[], ttl).join("a", at("younger")).await;
+    let younger = younger.expect("the second claim, blind to the first");
+    assert!(older.is_registered() && younger.is_registered());
+    let seeds = [older.address(), younger.address()];
+    let watchers = watchers(&cluster, &seeds, ttl, 2).await;
+    for watcher in &watchers {
+        until("the older holds the name", Duration::from_secs(30), || {
+            let ring = watcher.load();
+            let address = ring
+                .placement
+                .member("a")
+                .and_then(|m| m.member.address.clone());
+            address.as_deref() == Some("older")
+        })
+        .await;
+    }
+    until("the younger knows", Duration::from_secs(30), || {
+        !younger.is_registered()
+    })
+    .await;
+    assert!(older.is_registered());
+    converge(&watchers, &["a".to_owned()], Duration::from_secs(30)).await;
+}
