@@ -20,9 +20,10 @@
 //!   --composite`, a key whose column is over 65535 bytes; a key line over
 //!   1 MiB (`keys::MAX_KEY_BYTES`);
 //! - 66 (EX_NOINPUT): the cluster file cannot be read;
-//! - 69 (EX_UNAVAILABLE): etcd cannot be reached or refused the request
-//!   (`join`, `watch`, `config`, `--etcd`); a name another live process
-//!   holds (`join --name`) is 2, a bad value stored in etcd 65;
+//! - 69 (EX_UNAVAILABLE): the membership source (etcd, ZooKeeper, gossip
+//!   peers) cannot be reached or refused the request (`join`, `watch`,
+//!   `config`, `--membership`, `--etcd`); a name another live process
+//!   holds (`join --name`) is 2, a bad value stored in the source 65;
 //! - 74 (EX_IOERR): reading keys, writing results, charts, cluster files or
 //!   man pages failed (help and `--version` included).
 
@@ -40,7 +41,8 @@ Exit codes (every command):
       file (including a file that is not UTF-8), a ring over its point budget,
       a key line over 1 MiB
   66  the cluster file cannot be read
-  69  etcd cannot be reached (within --etcd-timeout) or refused the request
+  69  the membership source (etcd, ZooKeeper, gossip peers) cannot be reached
+      or refused the request
   74  I/O error reading keys or writing results, charts, cluster files or man
       pages (help and --version included)";
 
