@@ -30,31 +30,18 @@ use ringwise_etcd::{Connection, Options};
 #[allow(dead_code, reason = "the tests' helper; one member is enough here")]
 mod server;
 
+#[path = "../../membership/benches/support/measure.rs"]
+#[allow(dead_code, reason = "shared by the benches; each uses a part")]
+mod measure;
+
 const PREFIX: &str = "/scale";
 
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
 fn main() {
-    let numbers: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let numbers = measure::numbers();
     let writes = numbers.first().copied().unwrap_or(20);
     let members = numbers.get(1).copied().unwrap_or(10_000);
     let etcd = server::Etcd::single();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(run(&etcd.endpoints(), writes, members));
+    measure::runtime().block_on(run(&etcd.endpoints(), writes, members));
 }
 
 async fn run(endpoints: &str, writes: usize, members: usize) {
@@ -89,7 +76,7 @@ async fn run(endpoints: &str, writes: usize, members: usize) {
         started.elapsed().as_secs_f64()
     );
     let connection = Connection::parse(endpoints).expect("endpoints");
-    let before = rss_kib();
+    let before = measure::rss_kib();
     let started = Instant::now();
     let watcher = ringwise_etcd::watch(&connection, PREFIX, Options::default())
         .await
@@ -97,7 +84,7 @@ async fn run(endpoints: &str, writes: usize, members: usize) {
     let first = started.elapsed();
     let held = watcher.load();
     assert_eq!(held.placement.members.len(), members, "every member listed");
-    let after = rss_kib();
+    let after = measure::rss_kib();
     println!(
         "watcher: first ring of {members} members in {:.1} ms; resident memory +{:.1} MiB",
         first.as_secs_f64() * 1e3,

@@ -27,35 +27,22 @@ use zookeeper_client as zk;
 #[allow(dead_code, reason = "the tests' helper; one server is enough here")]
 mod server;
 
+#[path = "../../membership/benches/support/measure.rs"]
+#[allow(dead_code, reason = "shared by the benches; each uses a part")]
+mod measure;
+
 const PREFIX: &str = "/bench";
 const WATCHERS: usize = 5;
 
 fn main() {
-    let writes: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(200);
+    let writes = measure::numbers().first().copied().unwrap_or(200);
     let zk = server::Zk::single();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let mut latencies = runtime.block_on(run(zk.hosts(), writes));
-    latencies.sort();
-    let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize];
+    let mut latencies = measure::runtime().block_on(run(zk.hosts(), writes));
     println!(
-        "propagation to {WATCHERS} watchers over {} writes: p50 {:.2} ms  p90 {:.2} ms  p99 {:.2} ms  max {:.2} ms",
+        "propagation to {WATCHERS} watchers over {} writes: {}",
         latencies.len(),
-        ms(at(0.5)),
-        ms(at(0.9)),
-        ms(at(0.99)),
-        ms(at(1.0))
+        measure::percentiles(&mut latencies)
     );
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// What a watcher holds: name -> weight.
