@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::membership::{Lines, Process, until, until_ring};
+use crate::membership::{Lines, Process, registrars_leave_every_ring, until, until_ring};
 use crate::support::{ringwise, stderr, stdout};
 
 #[path = "../../etcd/tests/support/etcd.rs"]
@@ -37,62 +37,18 @@ fn watch(endpoints: &str) -> (Process, Lines) {
     ])
 }
 
+/// The scenario every source shares (`membership::registrars_leave_every_ring`),
+/// through `--etcd --prefix`: TTL 3 s, a SIGTERMed `join` gone within 1 s.
 #[test]
 fn killed_and_stopped_registrars_leave_every_ring() {
     let etcd = Etcd::single();
     let endpoints = etcd.endpoints();
-    let (_w1, first) = watch(&endpoints);
-    let (_w2, second) = watch(&endpoints);
-    for lines in [&first, &second] {
-        until(lines, Duration::from_secs(10), <[String]>::is_empty);
-    }
-    let mut killed = join(&endpoints, "killed", "3");
-    let mut stopped = join(&endpoints, "stopped", "3");
-    for lines in [&first, &second] {
-        until(lines, Duration::from_secs(10), |m| m.len() == 2);
-    }
-    // A second "killed" is refused while the first holds the name.
-    let (taken, text) = Process::run(
-        &[
-            "join", "--etcd", &endpoints, "--prefix", "/t", "--name", "killed",
-        ],
-        Duration::from_secs(5),
-    );
-    assert_eq!(taken.code(), Some(2), "{text}");
-    assert!(text.contains("is taken"), "{text}");
-
-    // Each watcher's own time from the signal to the ring without the
-    // node, against the limit.
-    killed.signal("KILL");
-    let at = Instant::now();
-    let limit = Duration::from_secs(3 + 2);
-    for lines in [&first, &second] {
-        let seen = until(lines, Duration::from_secs(10), |m| m == ["stopped"]);
-        let took = seen.duration_since(at);
-        println!("SIGKILL: gone after {took:?} (TTL 3 s)");
-        assert!(
-            took <= limit,
-            "SIGKILL: gone after {took:?}, limit {limit:?}"
-        );
-    }
-    let _ = killed.wait(Duration::from_secs(1));
-
-    stopped.signal("TERM");
-    let at = Instant::now();
-    let limit = Duration::from_secs(1);
-    for lines in [&first, &second] {
-        let seen = until(lines, Duration::from_secs(5), <[String]>::is_empty);
-        let took = seen.duration_since(at);
-        println!("SIGTERM: gone after {took:?}");
-        assert!(
-            took <= limit,
-            "SIGTERM: gone after {took:?}, limit {limit:?}"
-        );
-    }
-    let status = stopped
-        .wait(Duration::from_secs(5))
-        .expect("join exits on SIGTERM");
-    assert!(status.success(), "{status}");
+    let flags = || {
+        ["--etcd", &endpoints, "--prefix", "/t"]
+            .map(str::to_owned)
+            .to_vec()
+    };
+    registrars_leave_every_ring(&flags, 3, Duration::from_secs(1));
 }
 
 /// A `watch` process stopped (SIGSTOP) while a member leaves and etcd

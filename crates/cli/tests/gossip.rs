@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::membership::{lookup_and_config, registrars_leave_every_ring};
+use crate::membership::{lookup_and_config, membership, registrars_leave_every_ring};
 
 /// The URLs of one gossip cluster `cluster`: the first call listens on
 /// the seed address, every later one on a free port, seeded by it.
@@ -37,5 +37,6 @@ fn gossip_through_membership_urls() {
 fn gossip_registrars_leave_every_ring() {
     // ttl 3 s: the failure detector's bound; a SIGTERMed member announces
     // that it left and is gone within a few gossip rounds.
-    registrars_leave_every_ring(&urls("leave"), 3, Duration::from_secs(2));
+    let urls = urls("leave");
+    registrars_leave_every_ring(&|| membership(&urls()), 3, Duration::from_secs(2));
 }

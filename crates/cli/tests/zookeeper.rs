@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use crate::membership::{
-    Process, join_at, lookup_and_config, registrars_leave_every_ring, until, until_ring,
+    Process, join_at, lookup_and_config, membership, registrars_leave_every_ring, until, until_ring,
 };
 use crate::support::{ringwise, stderr, stdout};
 
@@ -40,7 +40,7 @@ fn zookeeper_registrars_leave_every_ring() {
     let url = url(&zk, "/t");
     // A session of 3 s: killed, the member leaves when ZooKeeper expires
     // it; stopped, its session is closed and the znode goes at once.
-    registrars_leave_every_ring(&|| url.clone(), 3, Duration::from_secs(1));
+    registrars_leave_every_ring(&|| membership(&url), 3, Duration::from_secs(1));
 }
 
 /// A `watch` stopped (SIGSTOP) for longer than its session timeout while a
