@@ -293,6 +293,14 @@ pub fn parse_file(path: &Path, bytes: Vec<u8>) -> Result<Read, Failure> {
     built(path, &text(path, bytes)?)
 }
 
+/// [`parse_file`] for a cluster about to start (`plan --from`): a file
+/// of settings alone, without `[[nodes]]`, is that cluster with no node.
+pub fn parse_new_file(path: &Path, bytes: Vec<u8>) -> Result<Read, Failure> {
+    ClusterSpec::from_toml_new(&text(path, bytes)?)
+        .with_context(|| format!("in {}", path.display()))
+        .map_err(Failure::data)
+}
+
 /// [`read_file`], or with `--cluster-format` the program's configuration
 /// at `path`, built.
 pub fn read_as(path: &Path, format: &FormatArgs) -> Result<Read, Failure> {

@@ -43,7 +43,7 @@ use ringwise_sim::cost::parse_size;
 use ringwise_sim::files::Mode;
 
 use crate::Failure;
-use crate::cluster::{Read, parse_file, read_as};
+use crate::cluster::{Read, parse_new_file, read_as};
 use crate::format::Format;
 use crate::input::read_bytes;
 use crate::svg::PlanPicture;
@@ -593,15 +593,18 @@ fn read_from(args: &Args) -> Result<(Read, Option<redis::RedisIds>), Failure> {
             .ok();
         return Ok((read, ids));
     }
-    if args.allocate.is_none() || args.peer.cluster_format.is_some() {
+    if args.peer.cluster_format.is_some() {
         return read_as(from, &args.peer).map(|read| (read, None));
     }
+    // A cluster file of settings alone is a cluster about to start: its
+    // nodes come from --add. With --allocate, so is a missing or empty
+    // file (the default algorithm, no node).
     let bytes = match std::fs::metadata(from) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && args.allocate.is_some() => Vec::new(),
         _ => read_bytes(from)?,
     };
-    if !bytes.iter().all(u8::is_ascii_whitespace) {
-        return parse_file(from, bytes).map(|read| (read, None));
+    if args.allocate.is_none() || !bytes.iter().all(u8::is_ascii_whitespace) {
+        return parse_new_file(from, bytes).map(|read| (read, None));
     }
     let spec = ClusterSpec::new(Algorithm::default(), Vec::new()).map_err(Failure::data)?;
     let placement = spec.build().map_err(Failure::data)?;

@@ -927,3 +927,77 @@ fn inspect_draws_every_algorithm_as_an_svg_rsvg_renders() {
         }
     }
 }
+
+/// A new cluster starts from a file that names only its algorithm and
+/// settings (issue 29): `plan --from` it with `--add` writes the cluster,
+/// which places keys as the same nodes and settings given as flags do;
+/// with `--allocate` too. `inspect` of such a file still says it has no
+/// nodes (exit 65), and nothing is written by a refused plan.
+#[test]
+fn a_new_cluster_starts_from_a_file_of_settings_alone() {
+    let dir = TempDir::create("plan-new-cluster");
+    let settings = dir.write(
+        "settings.toml",
+        "algorithm = \"maglev\"\ntable_size = 251\n",
+    );
+    let target = dir.path().join("cluster.toml");
+    let target = target.to_str().expect("utf-8 path");
+    let plan = ringwise(
+        &[
+            "plan", "--from", &settings, "--add", "a", "--add", "b", "--write", target,
+        ],
+        b"",
+    );
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    assert!(stdout(&plan).contains("a new cluster"), "{}", stdout(&plan));
+    let keys: Vec<String> = (0..200).map(|i| format!("user:{i}")).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let from_file = ringwise(&[&["lookup", "--cluster", target], &keys[..]].concat(), b"");
+    let flags = [
+        "lookup",
+        "--nodes",
+        "a,b",
+        "--algo",
+        "maglev",
+        "--table-size",
+        "251",
+    ];
+    let from_flags = ringwise(&[&flags[..], &keys[..]].concat(), b"");
+    assert!(from_file.status.success(), "{}", stderr(&from_file));
+    assert_eq!(stdout(&from_file), stdout(&from_flags));
+
+    let ring = dir.write("ring.toml", "algorithm = \"ring\"\nvnodes = 16\n");
+    let allocated = ringwise(
+        &[
+            "plan",
+            "--from",
+            &ring,
+            "--add",
+            "a",
+            "--allocate",
+            "16",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert!(allocated.status.success(), "{}", stderr(&allocated));
+
+    let inspect = ringwise(&["inspect", "--cluster", &settings], b"");
+    assert_eq!(inspect.status.code(), Some(65), "{}", stderr(&inspect));
+    assert!(
+        stderr(&inspect).contains("the cluster has no nodes"),
+        "{}",
+        stderr(&inspect)
+    );
+    let bad = dir.write("bad.toml", "algorithm = \"rign\"\n");
+    let refused = ringwise(
+        &["plan", "--from", &bad, "--add", "a", "--write", &bad],
+        b"",
+    );
+    assert_eq!(refused.status.code(), Some(65), "{}", stderr(&refused));
+    assert_eq!(
+        std::fs::read_to_string(&bad).expect("still there"),
+        "algorithm = \"rign\"\n"
+    );
+}

@@ -329,3 +329,30 @@ fn removed_buckets_are_checked_on_their_line() {
     let spec = ClusterSpec::from_toml(&file("algorithm = \"ring\"\nremoved = []\n"));
     assert!(spec.expect("valid").removed.is_empty());
 }
+
+/// A file of settings alone is refused as a cluster (it has no node to
+/// place a key on), but read by `from_toml_new` as a cluster about to
+/// start, for every algorithm: built empty, its settings kept, the
+/// `removed` list of such a file still refused.
+#[test]
+fn a_file_of_settings_alone_starts_a_new_cluster() {
+    for algorithm in Algorithm::ALL {
+        let text = format!("algorithm = \"{}\"\n", algorithm.name());
+        let refused = ClusterSpec::from_toml(&text).expect_err(algorithm.name());
+        assert!(
+            refused.to_string().contains("the cluster has no nodes"),
+            "{algorithm}: {refused}"
+        );
+        let (spec, built) = ClusterSpec::from_toml_new(&text)
+            .unwrap_or_else(|e| panic!("{algorithm}: a new cluster: {e}"));
+        assert_eq!(spec.algorithm, *algorithm);
+        assert!(spec.nodes.is_empty(), "{algorithm}");
+        assert_eq!(built.owner("user:1"), None, "{algorithm}: no owner yet");
+    }
+    let (spec, _) =
+        ClusterSpec::from_toml_new("algorithm = \"maglev\"\ntable_size = 251\n").expect("maglev");
+    assert_eq!(spec.params.table_size, 251);
+    let removed = ClusterSpec::from_toml_new("algorithm = \"anchor\"\nremoved = [0]\n");
+    let message = removed.expect_err("every bucket removed").to_string();
+    assert!(message.contains("every bucket is removed"), "{message}");
+}

@@ -76,7 +76,9 @@ macro_rules! raw_cluster {
             secret: Option<Spanned<String>>,
             hash_tag: Option<Spanned<String>>,
             removed: Option<Spanned<Vec<Spanned<u32>>>>,
-            nodes: Spanned<Vec<RawNode>>,
+            /// Absent in a file that names only settings: an error but
+            /// for a cluster about to start ([`ClusterSpec::from_toml_new`]).
+            nodes: Option<Spanned<Vec<RawNode>>>,
         }
 
         impl RawCluster {
@@ -184,8 +186,19 @@ impl ClusterSpec {
     /// not build it a second time (issue 13 item 7: a big maglev table was
     /// built twice by `--cluster`). O(file + build).
     pub fn from_toml_built(text: &str) -> Result<(Self, Keyed<AnyPlacement>), Error> {
-        let (spec, locate) = Self::read_toml(text)?;
+        let (spec, locate) = Self::read_toml(text, false)?;
         // Catch limits such as too many points now, not at first use.
+        let built = spec.build().map_err(locate)?;
+        Ok((spec, built))
+    }
+
+    /// [`ClusterSpec::from_toml_built`] for a cluster about to start: a
+    /// file that names only its algorithm and settings, without
+    /// `[[nodes]]`, is that cluster with no node yet (`plan --from` grows
+    /// it with `--add`). Everything else is checked as in a file with
+    /// nodes. O(file + build).
+    pub fn from_toml_new(text: &str) -> Result<(Self, Keyed<AnyPlacement>), Error> {
+        let (spec, locate) = Self::read_toml(text, true)?;
         let built = spec.build().map_err(locate)?;
         Ok((spec, built))
     }
@@ -198,12 +211,12 @@ impl ClusterSpec {
     /// building it (the CLI's `--max-points`, `--algo`, `--vnodes`...), so
     /// that a file too big as written can still be built as changed. O(file).
     pub fn from_toml_unbuilt(text: &str) -> Result<Self, Error> {
-        Self::read_toml(text).map(|(spec, _)| spec)
+        Self::read_toml(text, false).map(|(spec, _)| spec)
     }
 
     /// The parsed spec, and what names the line of an error its build
     /// reports.
-    fn read_toml(text: &str) -> Result<(Self, impl Fn(Error) -> Error + '_), Error> {
+    fn read_toml(text: &str, new: bool) -> Result<(Self, impl Fn(Error) -> Error + '_), Error> {
         let at = move |span: Range<usize>, field: &str, error: Error| {
             let message = match error {
                 Error::ClusterFile { message, .. } => message,
@@ -248,9 +261,9 @@ impl ClusterSpec {
                 .as_ref()
                 .map(|r| r.get_ref().iter().map(|b| *b.get_ref()).collect()),
         };
-        refuse_empty(&raw).map_err(|(s, f, e)| at(s, f, e))?;
+        refuse_empty(&raw, new).map_err(|(s, f, e)| at(s, f, e))?;
         refuse_duplicates(&raw, text).map_err(|(s, f, e)| at(s, f, e))?;
-        let members: Vec<Member> = raw.nodes.get_ref().iter().map(RawNode::member).collect();
+        let members: Vec<Member> = raw.nodes().iter().map(RawNode::member).collect();
         let spec =
             ClusterSpec::from_parts(&settings, &members).map_err(|Rejected { part, error }| {
                 let (span, field) = raw.span_of(part);
@@ -268,10 +281,20 @@ impl ClusterSpec {
 }
 
 impl RawCluster {
+    /// The `[[nodes]]` tables (none when the file has none).
+    fn nodes(&self) -> &[RawNode] {
+        self.nodes.as_ref().map_or(&[], |n| n.get_ref().as_slice())
+    }
+
+    /// Where the node list is written; the file's start when it is not.
+    fn nodes_span(&self) -> Range<usize> {
+        self.nodes.as_ref().map_or(0..0, Spanned::span)
+    }
+
     /// Where `part` is written, and its field's name; the node list when
     /// the part is not written (a default that fails the build).
     fn span_of(&self, part: Part) -> (Range<usize>, &'static str) {
-        let nodes = (self.nodes.span(), "nodes");
+        let nodes = (self.nodes_span(), "nodes");
         let top = |value: Option<Range<usize>>, field| value.map_or(nodes.clone(), |v| (v, field));
         match part {
             Part::Algorithm => top(self.algorithm.as_ref().map(Spanned::span), part.key()),
@@ -292,7 +315,7 @@ impl RawCluster {
                     .map(Spanned::span);
                 top(entry.or(list.map(Spanned::span)), part.key())
             }
-            Part::Member { index, field } => match self.nodes.get_ref().get(index) {
+            Part::Member { index, field } => match self.nodes().get(index) {
                 Some(node) => node.span_of(field),
                 None => nodes,
             },
@@ -301,9 +324,11 @@ impl RawCluster {
     }
 }
 
-/// A file without `[[nodes]]` (with the words of a file: add a table).
-fn refuse_empty(raw: &RawCluster) -> Result<(), Located> {
-    if !raw.nodes.get_ref().is_empty() {
+/// A file without `[[nodes]]` (with the words of a file: add a table),
+/// unless `new` (a cluster about to start); `removed` with no node left is
+/// refused either way.
+fn refuse_empty(raw: &RawCluster, new: bool) -> Result<(), Located> {
+    if !raw.nodes().is_empty() {
         return Ok(());
     }
     let problem = |message| Error::ClusterFile {
@@ -319,8 +344,11 @@ fn refuse_empty(raw: &RawCluster) -> Result<(), Located> {
         );
         return Err((removed.span(), "removed", problem(message)));
     }
+    if new {
+        return Ok(());
+    }
     let message = "the cluster has no nodes: add at least one [[nodes]] table".into();
-    Err((raw.nodes.span(), "nodes", problem(message)))
+    Err((raw.nodes_span(), "nodes", problem(message)))
 }
 
 /// A name given twice, with the line of its first table. Where each name
@@ -328,7 +356,7 @@ fn refuse_empty(raw: &RawCluster) -> Result<(), Located> {
 /// (counting it for every node made parsing quadratic in the nodes).
 fn refuse_duplicates(raw: &RawCluster, text: &str) -> Result<(), Located> {
     let mut seen: HashMap<&str, usize> = HashMap::new();
-    for node in raw.nodes.get_ref() {
+    for node in raw.nodes() {
         let name = &node.name;
         if let Some(first) = seen.insert(name.get_ref(), name.span().start) {
             let e = Error::ClusterFile {
