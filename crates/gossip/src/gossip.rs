@@ -64,9 +64,6 @@ impl Gossip {
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .collect();
-        for seed in &seeds {
-            check_host(seed).map_err(|why| bad("seeds", format!("seed `{seed}`: {why}")))?;
-        }
         let cluster = match url.get("cluster") {
             Some("") => return Err(bad("membership", format!("{url}: the cluster id is empty"))),
             Some(cluster) => cluster.to_owned(),
@@ -78,7 +75,7 @@ impl Gossip {
     }
 
     /// Refuses a ttl the failure detector cannot keep (whole seconds,
-    /// at least 2) and a bad address.
+    /// at least 2), a bad address or seed, and an empty cluster id.
     pub fn check(&self) -> Result<(), Error> {
         check_ttl(
             self.ttl,
@@ -89,6 +86,12 @@ impl Gossip {
             option: "membership",
             message: format!("own address `{}`: {why}", self.listen),
         })?;
+        for seed in &self.seeds {
+            check_host(seed).map_err(|why| Error::InvalidOption {
+                option: "seeds",
+                message: format!("seed `{seed}`: {why}"),
+            })?;
+        }
         if self.cluster.is_empty() {
             return Err(Error::InvalidOption {
                 option: "membership",

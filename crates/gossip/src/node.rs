@@ -109,8 +109,9 @@ impl Transport for Bound {
     }
 }
 
-/// Milliseconds since the epoch: a node's generation.
-fn now_ms() -> u64 {
+/// Milliseconds since the epoch: a node's generation, a config's least
+/// version.
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)

@@ -48,17 +48,7 @@ impl Registrar {
     /// Registers `name` with `member` in the cluster of `gossip`.
     pub async fn register(gossip: &Gossip, name: &str, member: Member) -> Result<Self, Error> {
         check_name(name)?;
-        gossip.check()?;
-        let node = Node::start(
-            &gossip.listen,
-            &gossip.seeds,
-            &gossip.cluster,
-            Role::Member(name.to_owned()),
-            gossip.ttl,
-        )
-        .await?;
-        let mut live = node.live().await;
-        let (heard, _) = view::settle(&node, &mut live, gossip.ttl).await;
+        let (node, live, heard, _) = view::join(gossip, Role::Member(name.to_owned())).await?;
         if !heard {
             tracing::warn!(
                 "gossip: no seed of {} answered; {name} announces itself alone (peers find it \
@@ -66,23 +56,14 @@ impl Registrar {
                 gossip.seeds.join(",")
             );
         }
-        let holder = {
-            let live = live.borrow();
-            view::holders(&live)
-                .get(name)
-                .filter(|id| **id != node.id())
-                .map(|id| id.gossip_advertise_addr.to_string())
-        };
+        let holder =
+            view::rival(&live.borrow(), node.id()).map(|id| id.gossip_advertise_addr.to_string());
         if let Some(holder) = holder {
             node.shutdown().await;
             return Err(Error::NameTaken {
                 name: name.to_owned(),
                 holder,
             });
-        }
-        let settings = view::settings(&live.borrow_and_update());
-        if let Some(config) = settings {
-            node.set(CONFIG, &config.to_text()).await;
         }
         node.set(MEMBER, &member.to_json()).await;
         tracing::info!(name, address = %node.id().gossip_advertise_addr, "gossip member announced");
@@ -151,11 +132,7 @@ async fn reannounce(
     loop {
         let (highest, older) = {
             let view = live.borrow_and_update();
-            let name: &str = &node.id().node_id;
-            let older = view::holders(&view)
-                .get(name)
-                .filter(|id| **id != node.id())
-                .map(|id| id.gossip_advertise_addr);
+            let older = view::rival(&view, node.id()).map(|id| id.gossip_advertise_addr);
             (view::settings(&view), older)
         };
         let holds = older.is_none();

@@ -20,32 +20,20 @@
 //! Cost: a node's start and its rounds: about 6 gossip intervals (ttl /
 //! 40 each) for a read, plus the echo for a change.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use ringwise_membership::{Cluster, change_settings, read_settings};
 use serde_json::{Map, Value};
 
 use crate::Error;
 use crate::gossip::Gossip;
-use crate::node::{Node, Role};
+use crate::node::{Node, Role, now_ms};
 use crate::view::{self, CONFIG, Config};
 
 /// An observer with a settled view; `NoPeer` if seeds never answered.
 async fn observe(
     gossip: &Gossip,
 ) -> Result<(Node, tokio::sync::watch::Receiver<view::Live>, u64), Error> {
-    gossip.check()?;
-    let node = Node::start(
-        &gossip.listen,
-        &gossip.seeds,
-        &gossip.cluster,
-        Role::Observer,
-        gossip.ttl,
-    )
-    .await?;
-    let mut live = node.live().await;
     let started = std::time::Instant::now();
-    let (heard, views) = view::settle(&node, &mut live, gossip.ttl).await;
+    let (node, live, heard, views) = view::join(gossip, Role::Observer).await?;
     if !heard {
         node.shutdown().await;
         return Err(Error::NoPeer {
@@ -158,11 +146,11 @@ async fn write(
     let highest = view::settings(live);
     let held = highest.as_ref().map(|c| c.settings.as_bytes());
     let (map, text) = change_settings(&mut contents, held, changes)?;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
     let config = Config {
-        version: highest.map_or(0, |c| c.version + 1).max(now),
+        // Saturating: a peer may announce any version, u64::MAX too.
+        version: highest
+            .map_or(0, |c| c.version.saturating_add(1))
+            .max(now_ms()),
         writer: format!("{:?}", node.id()),
         settings: text,
     };

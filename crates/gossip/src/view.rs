@@ -154,3 +154,43 @@ pub(crate) async fn settle(
         }
     }
 }
+
+/// A participant of `gossip` in `role` (its settings checked), with a
+/// settled view ([`settle`] within the ttl): the node, its view, whether a
+/// peer was heard and the count of views seen while waiting. The one way
+/// in of a registrar, a watcher and a one-shot operation.
+pub(crate) async fn join(
+    gossip: &crate::gossip::Gossip,
+    role: crate::node::Role,
+) -> Result<
+    (
+        crate::node::Node,
+        tokio::sync::watch::Receiver<Live>,
+        bool,
+        u64,
+    ),
+    crate::Error,
+> {
+    gossip.check()?;
+    let node = crate::node::Node::start(
+        &gossip.listen,
+        &gossip.seeds,
+        &gossip.cluster,
+        role,
+        gossip.ttl,
+    )
+    .await?;
+    let mut live = node.live().await;
+    let (heard, views) = settle(&node, &mut live, gossip.ttl).await;
+    Ok((node, live, heard, views))
+}
+
+/// The other live node that announces `id`'s name, if one does: the
+/// holder of the name (the oldest claim, see [`holders`]).
+pub(crate) fn rival<'a>(live: &'a Live, id: &ChitchatId) -> Option<&'a ChitchatId> {
+    let name: &str = &id.node_id;
+    holders(live)
+        .get(name)
+        .copied()
+        .filter(|holder| *holder != id)
+}

@@ -37,17 +37,7 @@ use crate::view;
 /// ring starts empty and fills when they come).
 pub async fn watch(gossip: &Gossip, options: Options) -> Result<Watcher, Error> {
     options.check()?;
-    gossip.check()?;
-    let node = Node::start(
-        &gossip.listen,
-        &gossip.seeds,
-        &gossip.cluster,
-        Role::Observer,
-        gossip.ttl,
-    )
-    .await?;
-    let mut live = node.live().await;
-    let (heard, _) = view::settle(&node, &mut live, gossip.ttl).await;
+    let (node, mut live, heard, _) = view::join(gossip, Role::Observer).await?;
     if !heard {
         tracing::warn!(
             "gossip: no seed of {} answered yet; the ring starts empty",
