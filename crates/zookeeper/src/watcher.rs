@@ -52,8 +52,8 @@ pub(crate) async fn watch(
 ) -> Result<Watcher, Error> {
     options.check()?;
     let session = Session::start(settings, prefix).await?;
-    let (contents, version) = list(&session.client, settings, prefix, Vec::new()).await?;
-    let cluster = Cluster::from_contents(&mut contents.clone())?;
+    let (mut contents, version) = list(&session.client, settings, prefix, Vec::new()).await?;
+    let cluster = Cluster::from_contents(&mut contents)?;
     let feed = Feed::new(
         format!("zookeeper {}{prefix}", settings.hosts),
         options,
@@ -151,7 +151,7 @@ impl Follow {
         let names = held
             .members()
             .iter()
-            .filter_map(|m| m.key.strip_prefix(&dir).map(str::to_owned))
+            .map(|m| m.name.clone())
             .chain(
                 held.skipped
                     .keys()
@@ -176,16 +176,20 @@ impl Follow {
     ) -> Result<(), Error> {
         let (mut listed, version) = self.list(client, contents, joined).await?;
         if recovery {
+            // Clears the last error, rebuilds and confirms.
             *applied = (*applied).max(version);
             self.feed.relisted(&mut listed, version.max(0) as u64);
             *contents = listed;
-        } else if version > *applied {
+            return Ok(());
+        }
+        // Before the rebuild, which records a refused config.
+        self.feed.note_error(None);
+        if version > *applied {
             *applied = version;
             self.feed.rebuild(&mut listed, version as u64);
             *contents = listed;
         }
         self.feed.confirm();
-        self.feed.note_error(None);
         Ok(())
     }
 
