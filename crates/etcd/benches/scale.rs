@@ -87,7 +87,7 @@ async fn run(endpoints: &str, writes: usize, members: usize) {
     let after = measure::rss_kib();
     println!(
         "watcher: first ring of {members} members in {:.1} ms; resident memory +{:.1} MiB",
-        first.as_secs_f64() * 1e3,
+        measure::ms(first),
         (after.saturating_sub(before)) as f64 / 1024.0
     );
     let mut times = Vec::with_capacity(writes);
@@ -117,14 +117,11 @@ async fn run(endpoints: &str, writes: usize, members: usize) {
         }
         times.push(start.elapsed());
     }
-    times.sort();
-    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
     println!(
         "one change applied ({} writes, each a join or a leave among {members}): \
-         median {:.1} ms  max {:.1} ms",
+         {}",
         times.len(),
-        at(0.5).as_secs_f64() * 1e3,
-        at(1.0).as_secs_f64() * 1e3
+        measure::median_max(&mut times)
     );
     watcher.shutdown().await;
 }

@@ -94,7 +94,7 @@ async fn run(hosts: Vec<String>, writes: usize, members: usize) {
     let after = measure::rss_kib();
     println!(
         "watcher: first ring of {members} members in {:.1} ms; resident memory +{:.1} MiB",
-        first.as_secs_f64() * 1e3,
+        measure::ms(first),
         (after.saturating_sub(before)) as f64 / 1024.0
     );
     let mut times = Vec::with_capacity(writes);
@@ -116,8 +116,6 @@ async fn run(hosts: Vec<String>, writes: usize, members: usize) {
         }
         times.push(start.elapsed());
     }
-    times.sort();
-    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
     // The part of a change that is not ZooKeeper's: one build of the ring
     // from the same members (what every change costs on any source).
     let mut contents = Contents::new(PREFIX);
@@ -141,11 +139,10 @@ async fn run(hosts: Vec<String>, writes: usize, members: usize) {
     let build = builds[2];
     println!(
         "one change applied ({} writes, each a join or a leave among {members}): \
-         median {:.1} ms  max {:.1} ms (one build of the ring alone, median of 5: {:.1} ms)",
+         {} (one build of the ring alone, median of 5: {:.1} ms)",
         times.len(),
-        at(0.5).as_secs_f64() * 1e3,
-        at(1.0).as_secs_f64() * 1e3,
-        build.as_secs_f64() * 1e3
+        measure::median_max(&mut times),
+        measure::ms(build)
     );
     watcher.shutdown().await;
 }

@@ -42,19 +42,29 @@ pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// `p50 … ms  p90 … ms  p99 … ms  max … ms` of `latencies` (sorted here;
-/// nearest rank). Empty: `no samples`.
-pub fn percentiles(latencies: &mut [Duration]) -> String {
-    if latencies.is_empty() {
-        return "no samples".into();
-    }
+/// The quantiles `qs` of `latencies` in milliseconds (sorted here;
+/// nearest rank); `None` without samples.
+fn quantiles<const N: usize>(latencies: &mut [Duration], qs: [f64; N]) -> Option<[f64; N]> {
+    let last = latencies.len().checked_sub(1)?;
     latencies.sort();
-    let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize];
-    format!(
-        "p50 {:.2} ms  p90 {:.2} ms  p99 {:.2} ms  max {:.2} ms",
-        ms(at(0.5)),
-        ms(at(0.9)),
-        ms(at(0.99)),
-        ms(at(1.0))
-    )
+    Some(qs.map(|q| ms(latencies[(last as f64 * q).round() as usize])))
+}
+
+/// `p50 … ms  p90 … ms  p99 … ms  max … ms` of `latencies`. Empty: `no
+/// samples`.
+pub fn percentiles(latencies: &mut [Duration]) -> String {
+    match quantiles(latencies, [0.5, 0.9, 0.99, 1.0]) {
+        Some([p50, p90, p99, max]) => {
+            format!("p50 {p50:.2} ms  p90 {p90:.2} ms  p99 {p99:.2} ms  max {max:.2} ms")
+        }
+        None => "no samples".into(),
+    }
+}
+
+/// `median … ms  max … ms` of `latencies`. Empty: `no samples`.
+pub fn median_max(latencies: &mut [Duration]) -> String {
+    match quantiles(latencies, [0.5, 1.0]) {
+        Some([median, max]) => format!("median {median:.1} ms  max {max:.1} ms"),
+        None => "no samples".into(),
+    }
 }
