@@ -597,18 +597,13 @@ fn read_from(args: &Args) -> Result<(Read, Option<redis::RedisIds>), Failure> {
         return read_as(from, &args.peer).map(|read| (read, None));
     }
     // A cluster file of settings alone is a cluster about to start: its
-    // nodes come from --add. With --allocate, so is a missing or empty
-    // file (the default algorithm, no node).
+    // nodes come from --add. With --allocate, so is a missing file (an
+    // empty one: the default algorithm, no node).
     let bytes = match std::fs::metadata(from) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && args.allocate.is_some() => Vec::new(),
         _ => read_bytes(from)?,
     };
-    if args.allocate.is_none() || !bytes.iter().all(u8::is_ascii_whitespace) {
-        return parse_new_file(from, bytes).map(|read| (read, None));
-    }
-    let spec = ClusterSpec::new(Algorithm::default(), Vec::new()).map_err(Failure::data)?;
-    let placement = spec.build().map_err(Failure::data)?;
-    Ok(((spec, placement), None))
+    parse_new_file(from, bytes).map(|read| (read, None))
 }
 
 impl Args {

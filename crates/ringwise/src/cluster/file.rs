@@ -186,10 +186,7 @@ impl ClusterSpec {
     /// not build it a second time (issue 13 item 7: a big maglev table was
     /// built twice by `--cluster`). O(file + build).
     pub fn from_toml_built(text: &str) -> Result<(Self, Keyed<AnyPlacement>), Error> {
-        let (spec, locate) = Self::read_toml(text, false)?;
-        // Catch limits such as too many points now, not at first use.
-        let built = spec.build().map_err(locate)?;
-        Ok((spec, built))
+        Self::read_built(text, false)
     }
 
     /// [`ClusterSpec::from_toml_built`] for a cluster about to start: a
@@ -198,7 +195,13 @@ impl ClusterSpec {
     /// it with `--add`). Everything else is checked as in a file with
     /// nodes. O(file + build).
     pub fn from_toml_new(text: &str) -> Result<(Self, Keyed<AnyPlacement>), Error> {
-        let (spec, locate) = Self::read_toml(text, true)?;
+        Self::read_built(text, true)
+    }
+
+    /// The spec read (a file without nodes allowed when `new`) and built.
+    fn read_built(text: &str, new: bool) -> Result<(Self, Keyed<AnyPlacement>), Error> {
+        let (spec, locate) = Self::read_toml(text, new)?;
+        // Catch limits such as too many points now, not at first use.
         let built = spec.build().map_err(locate)?;
         Ok((spec, built))
     }
