@@ -413,14 +413,8 @@ impl Membership for Live {
                 })
             })
             .collect();
-        let before: Vec<usize> = shared
-            .route
-            .load()
-            .members()
-            .iter()
-            .map(|m| m.server)
-            .collect();
-        let moved = before != members.iter().map(|m| m.server).collect::<Vec<_>>();
+        let servers = |m: &[Member]| m.iter().map(|m| m.server).collect::<Vec<_>>();
+        let moved = servers(shared.route.load().members()) != servers(&members);
         shared
             .route
             .store(Arc::new(Route::build(self.algo, &members)?));

@@ -74,18 +74,19 @@ impl EtcdArgs {
     /// The source these options name: `--membership URL`, or `--etcd`
     /// with `--prefix` (`None` with neither).
     pub fn source(&self) -> Result<Option<Box<dyn Source>>, Failure> {
-        let zk = |m: &str| m.starts_with("zk://") || m.starts_with("zookeeper://");
-        if self.zk_auth.is_some() && !self.membership.as_deref().is_some_and(zk) {
+        let url = self.membership.as_deref().map(str::parse::<Url>);
+        let url = url.transpose().map_err(failure)?;
+        let zk = url.as_ref().is_some_and(|u| u.scheme == Scheme::ZooKeeper);
+        if self.zk_auth.is_some() && !zk {
             return Err(Failure::usage(anyhow!(
                 "--zk-auth is ZooKeeper's digest authentication: give it with --membership zk://..."
             )));
         }
-        let Some(text) = &self.membership else {
+        let Some(url) = url else {
             return Ok(self
                 .connection(self.endpoints.as_deref())?
                 .map(|c| Box::new(ringwise_etcd::Etcd::new(c, &self.prefix)) as Box<dyn Source>));
         };
-        let url: Url = text.parse().map_err(failure)?;
         let source: Box<dyn Source> = match url.scheme {
             Scheme::Etcd => {
                 // The etcd options (timeout, user, TLS) on the URL's hosts.
@@ -317,7 +318,7 @@ fn allocate(
     if let Some(zone) = &args.zone {
         node = node.zone(zone);
     }
-    let prefix = source_name(&args.etcd);
+    let place = source.describe();
     let (cluster, revision) = block_on(source.read())?.map_err(failure)?;
     let empty: Ring<Explicit>;
     let (ring, algorithm): (&dyn RingView, Algorithm) = match cluster.placement() {
@@ -327,7 +328,7 @@ fn allocate(
                 Some(ring) if placement.keeps_points() => (ring, placement.algorithm()),
                 _ => {
                     return Err(Failure::usage(anyhow!(
-                        "--allocate: the cluster under {prefix} is {}, which makes every \
+                        "--allocate: the cluster in {place} is {}, which makes every \
                          point from the node names; allocated points need algorithm \
                          \"ring\" or \"cassandra\"",
                         placement.algorithm()
@@ -351,13 +352,13 @@ fn allocate(
     };
     if !matches!(algorithm, Algorithm::Ring | Algorithm::Cassandra) {
         return Err(Failure::usage(anyhow!(
-            "--allocate: the cluster under {prefix} is set to {algorithm}; allocated points \
+            "--allocate: the cluster in {place} is set to {algorithm}; allocated points \
              need algorithm \"ring\" or \"cassandra\""
         )));
     }
     if ring.nodes().contains(&args.name) {
         return Err(Failure::usage(anyhow!(
-            "--allocate: \"{}\" is already a member under {prefix}",
+            "--allocate: \"{}\" is already a member in {place}",
             args.name
         )));
     }
@@ -377,17 +378,6 @@ fn allocate(
         _ => member.points = Some(chosen),
     }
     Ok(())
-}
-
-/// What the cluster is called in messages: the URL (a password in it
-/// hidden), or the etcd prefix.
-fn source_name(args: &EtcdArgs) -> String {
-    match &args.membership {
-        Some(text) => text
-            .parse::<Url>()
-            .map_or_else(|_| text.clone(), |url| url.to_string()),
-        None => args.prefix.clone(),
-    }
 }
 
 /// `ringwise join`: register, stay until SIGINT/SIGTERM, leave.
