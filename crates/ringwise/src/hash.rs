@@ -41,11 +41,11 @@ use std::fmt;
 use std::str::FromStr;
 
 use md5::{Digest, Md5};
-use siphasher::sip::SipHasher24;
 
 use crate::Error;
 
 mod crc32c;
+mod dispatch;
 mod haproxy;
 mod key_hasher;
 mod redis_crc16;
@@ -247,31 +247,6 @@ impl fmt::Debug for StableHash {
     // The secret is never printed.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl KeyHasher for StableHash {
-    #[inline]
-    fn hash(&self, bytes: &[u8]) -> u64 {
-        match self {
-            StableHash::Md5 => md5_prefix(bytes),
-            StableHash::Xxh3 => xxhash_rust::xxh3::xxh3_64(bytes),
-            StableHash::Xxh64 => xxhash_rust::xxh64::xxh64(bytes, 0),
-            StableHash::Murmur3 => murmur3_h1(bytes),
-            StableHash::Fnv1a64 => fnv1a64(bytes),
-            StableHash::SipHash { key } => SipHasher24::new_with_key(key).hash(bytes),
-            StableHash::RedisCrc16 => u64::from(key_slot(bytes)),
-            StableHash::Md5Le32 => cell_key(md5_le32(bytes)),
-            StableHash::Crc32 => cell_key(crc32(bytes)),
-            StableHash::Fnv1a64Twemproxy => cell_key(fnv1a64_twemproxy(bytes)),
-            StableHash::Murmur3Cassandra => token_point(cassandra_token(bytes)),
-            StableHash::VarnishKey => cell_key(varnish_key(bytes)),
-            StableHash::VarnishReqHash => cell_key(varnish_req_hash(bytes)),
-            StableHash::Sdbm => cell_key(sdbm(bytes)),
-            StableHash::Djb2 => cell_key(djb2(bytes)),
-            StableHash::Wt6 => cell_key(wt6(bytes)),
-            StableHash::Fnv1a32Php => cell_key(fnv1a32_php(bytes)),
-        }
     }
 }
 

@@ -146,10 +146,16 @@ impl<P: Placement, H: KeyHasher> Keyed<P, H> {
         keys: &[K],
         hashes: &'a mut [u64; BLOCK],
     ) -> &'a [u64] {
-        for (h, key) in hashes.iter_mut().zip(keys) {
-            *h = self.hash(key.as_ref());
+        let hashes = &mut hashes[..keys.len()];
+        match &self.tag {
+            None => self.hasher.hash_each(keys, hashes),
+            Some(_) => {
+                for (h, key) in hashes.iter_mut().zip(keys) {
+                    *h = self.hash(key.as_ref());
+                }
+            }
         }
-        &hashes[..keys.len()]
+        hashes
     }
 }
 
