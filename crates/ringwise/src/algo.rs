@@ -288,7 +288,7 @@ macro_rules! registry {
         }
 
         impl Placement for AnyPlacement {
-            #[inline(always)]
+            #[inline]
             fn owner(&self, hash: u64) -> Option<NodeId> {
                 match self {
                     $(AnyPlacement::$variant(p) => p.owner(hash),)+

@@ -38,7 +38,10 @@ pub trait Placement: Send + Sync {
     fn owners_into(&self, hashes: &[u64], out: &mut Vec<NodeId>) {
         out.clear();
         if !self.is_empty() {
-            out.extend(hashes.iter().filter_map(|&h| self.owner(h)));
+            // With nodes, `owner` is always `Some`: a `map` (of known
+            // length, unlike `filter_map`) lets `extend` reserve once and
+            // store without a capacity check per hash.
+            out.extend(hashes.iter().map(|&h| self.owner(h).unwrap_or_default()));
         }
     }
 
