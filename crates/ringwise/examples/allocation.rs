@@ -125,7 +125,7 @@ fn grow(
         if i + 1 >= 10 {
             summary.peak = summary.peak.max(peak);
             summary.low = summary.low.min(low);
-            if i + 1 <= 40 {
+            if i < 40 {
                 summary.peak40 = summary.peak40.max(peak);
             }
         }
