@@ -54,8 +54,17 @@ impl<W: Write> Out<W> {
         &mut self.buf[self.at..]
     }
 
+    /// Appends the first `len` bytes of `chunk` (`len` at most 16) by one
+    /// 16-byte move: how `lookup` writes `<TAB>NODE<NEWLINE>`, padded once
+    /// per node. O(1).
+    #[inline(always)]
+    pub fn push_padded(&mut self, chunk: &[u8; 16], len: usize) {
+        self.room(16)[..16].copy_from_slice(chunk);
+        self.at += len.min(16);
+    }
+
     /// Appends `bytes`. O(len).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, bytes: &[u8]) {
         copy_short(self.room(bytes.len()), bytes);
         self.at += bytes.len();
@@ -69,7 +78,7 @@ impl<W: Write> Out<W> {
     }
 
     /// Appends `bytes` escaped (see the module doc). O(len).
-    #[inline]
+    #[inline(always)]
     pub fn push_escaped(&mut self, bytes: &[u8]) {
         match may_need_escaping(bytes) {
             false => self.push(bytes),
@@ -82,6 +91,16 @@ impl<W: Write> Out<W> {
     #[inline]
     pub fn end_line(&mut self) -> io::Result<()> {
         self.push_byte(b'\n');
+        match self.at >= SPILL {
+            true => self.spill(),
+            false => Ok(()),
+        }
+    }
+
+    /// Writes the buffer once it holds [`SPILL`] bytes (after a line
+    /// written without [`Out::end_line`]). O(1), or one write.
+    #[inline(always)]
+    pub fn spill_if_full(&mut self) -> io::Result<()> {
         match self.at >= SPILL {
             true => self.spill(),
             false => Ok(()),
@@ -126,7 +145,7 @@ impl<W: Write> Drop for Out<W> {
 /// Copies `src` to the start of `dst` (at least as long). Up to 16 bytes
 /// by two overlapping fixed-size moves (worked example, 11 bytes: bytes
 /// 0..8, then 3..11), longer ones by `copy_from_slice`. O(len).
-#[inline]
+#[inline(always)]
 fn copy_short(dst: &mut [u8], src: &[u8]) {
     let len = src.len();
     match len {
@@ -174,7 +193,7 @@ fn word_may_need_escaping(word: u64) -> bool {
 /// from overlapping loads: copying it into a padded array first made the
 /// 8-byte load wait on the copy's small stores (store forwarding fails),
 /// half the time of the whole print.
-#[inline]
+#[inline(always)]
 pub fn may_need_escaping(bytes: &[u8]) -> bool {
     let len = bytes.len();
     if len >= 8 {

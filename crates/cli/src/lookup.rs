@@ -405,6 +405,10 @@ struct Printer<'a> {
     /// Each node's name as text output writes it (escaped, by id), built
     /// once rather than escaped again for every key.
     names: Vec<Vec<u8>>,
+    /// `<TAB>NAME<NEWLINE>` of each node (by id) padded to 16 bytes, and
+    /// its length, for names of at most 14 bytes: one 16-byte move per key
+    /// where a copy of 1 to 3 bytes took three stores and a branch.
+    line_ends: Vec<Option<([u8; 16], usize)>>,
     format: Format,
     /// JSON lines carry `"replicas"` when more than one was asked for.
     list_replicas: bool,
@@ -446,7 +450,7 @@ fn write_name(out: &mut impl Write, name: &str) -> io::Result<()> {
 impl<'a> Printer<'a> {
     /// A printer to stdout for the nodes of `nodes`. O(nodes' name bytes).
     fn new(nodes: &'a NodeTable, format: Format, list_replicas: bool) -> Self {
-        let names = (0..nodes.len())
+        let names: Vec<Vec<u8>> = (0..nodes.len())
             .map(|id| {
                 let mut name = Vec::new();
                 let text = NodeId::try_from(id).ok().and_then(|id| nodes.name(id));
@@ -455,9 +459,22 @@ impl<'a> Printer<'a> {
                 name
             })
             .collect();
+        let line_ends = names
+            .iter()
+            .map(|name: &Vec<u8>| {
+                let len = name.len() + 2;
+                let mut chunk = [0u8; 16];
+                let end = chunk.get_mut(..len)?;
+                end[0] = b'\t';
+                end[1..len - 1].copy_from_slice(name);
+                end[len - 1] = b'\n';
+                Some((chunk, len))
+            })
+            .collect();
         Printer {
             nodes,
             names,
+            line_ends,
             format,
             list_replicas,
             out: keys::stdout(),
@@ -474,14 +491,14 @@ impl<'a> Printer<'a> {
             return Ok(());
         }
         for (key, &owner) in keys.iter().zip(owners) {
-            self.out.push_escaped(key);
-            self.out.push_byte(b'\t');
-            let name = self
-                .names
-                .get(owner as usize)
-                .map_or(&[][..], Vec::as_slice);
-            self.out.push(name);
-            self.out.end_line()?;
+            match self.line_ends.get(owner as usize) {
+                Some(Some((end, len))) => {
+                    self.out.push_escaped(key);
+                    self.out.push_padded(end, *len);
+                    self.out.spill_if_full()?;
+                }
+                _ => self.print(key, &[owner])?,
+            }
         }
         Ok(())
     }
