@@ -27,7 +27,7 @@ use std::io::{self, IsTerminal, Write};
 
 use crate::answers;
 pub use crate::answers::write_escaped;
-pub use crate::lines::BLOCK;
+pub use crate::lines::{BLOCK, Block};
 use crate::lines::for_each_line_block;
 
 /// The longest key read from stdin: 1 MiB (Memcached allows 250 bytes,
@@ -89,11 +89,11 @@ impl Keys<'_> {
     /// O(bytes read), nothing allocated per key.
     pub fn for_each_block<E: From<io::Error>>(
         &self,
-        mut visit: impl FnMut(&[&[u8]], bool) -> Result<(), E>,
+        mut visit: impl FnMut(Block<'_>, bool) -> Result<(), E>,
     ) -> Result<(), E> {
         if !self.args.is_empty() {
             let keys: Vec<&[u8]> = self.args.iter().map(|k| k.as_bytes()).collect();
-            return keys.chunks(BLOCK).try_for_each(|block| visit(block, false));
+            return keys.chunks(BLOCK).try_for_each(|block| visit(Block::unchecked(block), false));
         }
         let stdin = io::stdin();
         for_each_line_block(stdin.lock(), MAX_KEY_BYTES, self.line_buffered, visit)
@@ -108,7 +108,7 @@ impl Keys<'_> {
     pub fn for_each_decoded_block<E: From<io::Error>>(
         &self,
         format: KeyFormat,
-        mut visit: impl FnMut(&[&[u8]], bool) -> Result<(), E>,
+        mut visit: impl FnMut(Block<'_>, bool) -> Result<(), E>,
     ) -> Result<(), E> {
         if format == KeyFormat::Text {
             return self.for_each_block(visit);
@@ -122,7 +122,7 @@ impl Keys<'_> {
                 let out = &mut decoded[i];
                 out.clear();
                 if let Err(why) = ringwise::decode_hex_into(key, out) {
-                    visit(&view(&decoded[..i]), true)?;
+                    visit(Block::unchecked(&view(&decoded[..i])), true)?;
                     let shown = String::from_utf8_lossy(&key[..key.len().min(40)]);
                     return Err(io::Error::new(
                         io::ErrorKind::InvalidData,
@@ -134,7 +134,7 @@ impl Keys<'_> {
                     .into());
                 }
             }
-            visit(&view(&decoded[..block.len()]), flush)
+            visit(Block::unchecked(&view(&decoded[..block.len()])), flush)
         })
     }
 }

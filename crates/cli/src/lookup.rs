@@ -30,7 +30,7 @@ use serde::Serialize;
 use crate::Failure;
 use crate::cluster::{ClusterArgs, ring_shaped};
 use crate::format::{Format, JSON_VERSION, Json, write_json};
-use crate::keys::{self, BLOCK, KeyFormat, Keys, hex, write_escaped};
+use crate::keys::{self, BLOCK, Block, KeyFormat, Keys, hex, write_escaped};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -181,7 +181,7 @@ fn owners(keyed: &Keyed<AnyPlacement>, args: &Args, out: &mut Printer<'_>) -> Re
     let mut owners = Vec::with_capacity(BLOCK);
     args.keys()
         .for_each_decoded_block(args.key_format, |block, flush| {
-            keyed.owners_into(block, &mut owners);
+            keyed.owners_into(block.keys, &mut owners);
             out.print_owners(block, &owners)?;
             keys::flush_if(&mut out.out, flush)
         })
@@ -483,7 +483,7 @@ impl<'a> Printer<'a> {
 
     /// Prints each key of `keys` with its one owner in `owners` (the
     /// batch path). O(line bytes) per key.
-    fn print_owners(&mut self, keys: &[&[u8]], owners: &[NodeId]) -> io::Result<()> {
+    fn print_owners(&mut self, keys: Block<'_>, owners: &[NodeId]) -> io::Result<()> {
         if self.format == Format::Json {
             for (key, &owner) in keys.iter().zip(owners) {
                 self.json(key, &[owner])?;
@@ -493,7 +493,10 @@ impl<'a> Printer<'a> {
         for (key, &owner) in keys.iter().zip(owners) {
             match self.line_ends.get(owner as usize) {
                 Some(Some((end, len))) => {
-                    self.out.push_escaped(key);
+                    match keys.plain {
+                        true => self.out.push(key),
+                        false => self.out.push_escaped(key),
+                    }
                     self.out.push_padded(end, *len);
                     self.out.spill_if_full()?;
                 }
