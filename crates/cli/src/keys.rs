@@ -27,8 +27,8 @@ use std::io::{self, IsTerminal, Write};
 
 use crate::answers;
 pub use crate::answers::write_escaped;
-pub use crate::lines::{BLOCK, Block};
 use crate::lines::for_each_line_block;
+pub use crate::lines::{BLOCK, Block};
 
 /// The longest key read from stdin: 1 MiB (Memcached allows 250 bytes,
 /// Redis 512 MB but nobody routes those by key). A longer line is refused
@@ -93,7 +93,9 @@ impl Keys<'_> {
     ) -> Result<(), E> {
         if !self.args.is_empty() {
             let keys: Vec<&[u8]> = self.args.iter().map(|k| k.as_bytes()).collect();
-            return keys.chunks(BLOCK).try_for_each(|block| visit(Block::unchecked(block), false));
+            return keys
+                .chunks(BLOCK)
+                .try_for_each(|block| visit(Block::unchecked(block), false));
         }
         let stdin = io::stdin();
         for_each_line_block(stdin.lock(), MAX_KEY_BYTES, self.line_buffered, visit)

@@ -373,7 +373,11 @@ mod tests {
             assert!(block.len() <= BLOCK);
             // "Plain" is never said of a block with a key to escape.
             let escapes = |k: &&[u8]| k.iter().any(|b| matches!(b, b'\\' | b'\t' | b'\r'));
-            assert!(!block.plain || !block.iter().any(escapes), "{:?}", block.keys);
+            assert!(
+                !block.plain || !block.iter().any(escapes),
+                "{:?}",
+                block.keys
+            );
             keys.extend(block.iter().map(|k| k.to_vec()));
             last_flush = flush;
             Ok::<(), io::Error>(())
@@ -417,7 +421,11 @@ mod tests {
                 most,
             };
             assert_eq!(split(trickle, max), model(&data, max), "{data:?} max {max}");
-            assert_eq!(split(&data[..], max), model(&data, max), "{data:?} max {max}");
+            assert_eq!(
+                split(&data[..], max),
+                model(&data, max),
+                "{data:?} max {max}"
+            );
         }
     }
 
@@ -426,7 +434,14 @@ mod tests {
         // Keys of every length around the buffer's size, and many short
         // keys, so lines cross reads and blocks fill.
         let mut data = Vec::new();
-        for len in [0, 1, READ_BYTES - 1, READ_BYTES, READ_BYTES + 1, 3 * READ_BYTES + 7] {
+        for len in [
+            0,
+            1,
+            READ_BYTES - 1,
+            READ_BYTES,
+            READ_BYTES + 1,
+            3 * READ_BYTES + 7,
+        ] {
             data.extend(std::iter::repeat_n(b'k', len));
             data.extend_from_slice(b"\r\n");
         }
