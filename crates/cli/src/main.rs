@@ -17,6 +17,7 @@ macro_rules! say {
 }
 
 mod algo;
+mod answers;
 mod cluster;
 mod failure;
 mod format;
@@ -24,6 +25,7 @@ mod import;
 mod input;
 mod inspect;
 mod keys;
+mod lines;
 mod live;
 mod lookup;
 mod man;

@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use crate::Failure;
 use crate::format::{Format, JSON_VERSION, Json, write_json};
-use crate::keys::{self, Keys, hex, write_escaped};
+use crate::keys::{self, Keys, hex};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -82,6 +82,7 @@ fn print(out: &mut keys::Out, format: Format, key: &[u8], slot: u16) -> io::Resu
         };
         return write_json(out, &line, Json::Line);
     }
-    write_escaped(out, key)?;
-    writeln!(out, "\t{slot}")
+    out.push_escaped(key);
+    write!(out, "\t{slot}")?;
+    out.end_line()
 }

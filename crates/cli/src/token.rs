@@ -209,8 +209,9 @@ fn print(out: &mut keys::Out, format: Format, key: &[u8], token: i64) -> io::Res
         };
         return write_json(out, &line, Json::Line);
     }
-    write_escaped(out, key)?;
-    writeln!(out, "\t{token}")
+    out.push_escaped(key);
+    write!(out, "\t{token}")?;
+    out.end_line()
 }
 
 #[cfg(test)]

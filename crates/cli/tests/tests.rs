@@ -24,6 +24,7 @@ mod issue24;
 mod issue24_files;
 mod issue8;
 mod json_numbers;
+mod key_lines;
 mod membership;
 mod plan;
 mod plan_removed;

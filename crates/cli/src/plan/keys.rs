@@ -6,7 +6,7 @@
 //! clusters; each key whose owner's name changed is kept as `KEY OLD NEW`,
 //! and its bytes are added to its donor → receiver flow. O(K) lookups,
 //! O(moved keys) memory; a line is at most 1 MiB and 64 bytes (a key of
-//! at most 1 MiB, as `lookup` reads them), read through `keys::read_line`.
+//! at most 1 MiB, as `lookup` reads them), read through `lines::read_line`.
 
 use std::collections::BTreeMap;
 use std::io::BufReader;
@@ -17,7 +17,8 @@ use ringwise::{AnyPlacement, Keyed, Placement};
 
 use super::Plan;
 use crate::Failure;
-use crate::keys::{Line, MAX_KEY_BYTES, read_line, too_long};
+use crate::keys::MAX_KEY_BYTES;
+use crate::lines::{Line, read_line, too_long};
 
 /// What the key file says.
 #[derive(Debug, Default)]
