@@ -8,11 +8,16 @@
 //!
 //! How: MD5 (RFC 1321) is a chain of 64 dependent steps per 64-byte block,
 //! so one message leaves most of a core idle. Eight messages make eight
-//! independent chains: the state is `[[u32; 8]; 4]` (word × lane), every
-//! step is the same loop over the eight lanes, and LLVM turns each loop
-//! into SIMD additions, boolean ops and shift pairs (two 128-bit registers
-//! with SSE2, one with AVX2). The lanes' messages may differ in length:
-//! lane `l` needs `blocks(len) = (len + 8) / 64 + 1` blocks (the message,
+//! independent chains: the state is `[[u32; 8]; 4]` (word × lane) and
+//! [`compress`]'s lane loop is the *outer* loop around the 64 steps
+//! written out as straight scalar code, so LLVM's loop vectoriser runs four
+//! or eight lanes per instruction (SIMD additions, boolean ops and shift
+//! pairs for the rotations, in two 128-bit registers with SSE2). Why not
+//! the other way round (each step a loop over the lanes): the lanes then
+//! stay in scalar registers, no store seeds LLVM's SLP vectoriser, and the
+//! result ran scalar and slower than the `md-5` crate (measured).
+//!
+//! The lanes' messages may differ in length: lane `l` needs `blocks(len) = (len + 8) / 64 + 1` blocks (the message,
 //! the `0x80` byte, zeros, the 64-bit bit length). Every block index up to
 //! the longest lane's is compressed for all eight lanes, and a lane already
 //! finished keeps its state (its update is masked off).
@@ -40,82 +45,6 @@ type Lanes = [u32; MD5_LANES];
 
 /// The initial state (RFC 1321, 3.3).
 const INIT: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
-
-/// `T[i] = floor(2^32 · |sin(i + 1)|)` (RFC 1321, 3.4).
-const T: [u32; 64] = [
-    0xd76a_a478,
-    0xe8c7_b756,
-    0x2420_70db,
-    0xc1bd_ceee,
-    0xf57c_0faf,
-    0x4787_c62a,
-    0xa830_4613,
-    0xfd46_9501,
-    0x6980_98d8,
-    0x8b44_f7af,
-    0xffff_5bb1,
-    0x895c_d7be,
-    0x6b90_1122,
-    0xfd98_7193,
-    0xa679_438e,
-    0x49b4_0821,
-    0xf61e_2562,
-    0xc040_b340,
-    0x265e_5a51,
-    0xe9b6_c7aa,
-    0xd62f_105d,
-    0x0244_1453,
-    0xd8a1_e681,
-    0xe7d3_fbc8,
-    0x21e1_cde6,
-    0xc337_07d6,
-    0xf4d5_0d87,
-    0x455a_14ed,
-    0xa9e3_e905,
-    0xfcef_a3f8,
-    0x676f_02d9,
-    0x8d2a_4c8a,
-    0xfffa_3942,
-    0x8771_f681,
-    0x6d9d_6122,
-    0xfde5_380c,
-    0xa4be_ea44,
-    0x4bde_cfa9,
-    0xf6bb_4b60,
-    0xbebf_bc70,
-    0x289b_7ec6,
-    0xeaa1_27fa,
-    0xd4ef_3085,
-    0x0488_1d05,
-    0xd9d4_d039,
-    0xe6db_99e5,
-    0x1fa2_7cf8,
-    0xc4ac_5665,
-    0xf429_2244,
-    0x432a_ff97,
-    0xab94_23a7,
-    0xfc93_a039,
-    0x655b_59c3,
-    0x8f0c_cc92,
-    0xffef_f47d,
-    0x8584_5dd1,
-    0x6fa8_7e4f,
-    0xfe2c_e6e0,
-    0xa301_4314,
-    0x4e08_11a1,
-    0xf753_7e82,
-    0xbd3a_f235,
-    0x2ad7_d2bb,
-    0xeb86_d391,
-];
-
-/// Rotation amounts, four per round (RFC 1321, 3.4).
-const S: [[u32; 4]; 4] = [
-    [7, 12, 17, 22],
-    [5, 9, 14, 20],
-    [4, 11, 16, 23],
-    [6, 10, 15, 21],
-];
 
 /// Blocks of `len` bytes once padded: see the module's worked example.
 pub const fn md5_blocks(len: usize) -> usize {
@@ -159,9 +88,10 @@ pub fn md5_prefix_x8(messages: [&[u8]; MD5_LANES]) -> [u64; MD5_LANES] {
     })
 }
 
-/// `out[i]` = the seed recipe's point of `message(i)`, eight at a time;
-/// `message` writes message `i` into the buffer it is given and returns
-/// it (so messages built from a counter need no allocation). Cost: one
+/// `out[i]` = the seed recipe's point of message `i`, eight at a time;
+/// `message(i, buf)` appends message `i` to the cleared `buf`, and is
+/// called once per `i` in increasing order (so messages built from a
+/// counter need no allocation). Cost: one
 /// [`md5_x8`] per eight outputs (the last batch padded with empty
 /// messages), plus `message`'s own.
 pub fn md5_prefix_batch<F>(out: &mut [u64], mut message: F)
@@ -200,72 +130,117 @@ fn padded_block(message: &[u8], blocks: usize, block: usize) -> [u8; 64] {
     bytes
 }
 
-/// One step, `a = b + ((a + f + x + t) <<< s)`, in every lane.
-#[inline(always)]
-fn step(a: &mut Lanes, b: &Lanes, f: &Lanes, x: &Lanes, t: u32, s: u32) {
-    for l in 0..MD5_LANES {
-        let sum = a[l].wrapping_add(f[l]).wrapping_add(x[l]).wrapping_add(t);
-        a[l] = b[l].wrapping_add(sum.rotate_left(s));
-    }
-}
-
-/// Round `R`'s boolean function, lane by lane (`R` is a constant, so the
-/// match is resolved at compile time).
-#[inline(always)]
-fn round_fn<const R: usize>(b: &Lanes, c: &Lanes, d: &Lanes) -> Lanes {
-    let mut f = [0u32; MD5_LANES];
-    for l in 0..MD5_LANES {
-        f[l] = match R {
-            0 => (b[l] & c[l]) | (!b[l] & d[l]),
-            1 => (b[l] & d[l]) | (c[l] & !d[l]),
-            2 => b[l] ^ c[l] ^ d[l],
-            _ => c[l] ^ (b[l] | !d[l]),
-        };
-    }
-    f
-}
-
-/// The message word of step `i` (RFC 1321: `i`, `5i + 1`, `3i + 5`, `7i`
-/// mod 16 in rounds 1 to 4).
-const fn word_index(i: usize) -> usize {
-    match i / 16 {
-        0 => i,
-        1 => (5 * i + 1) % 16,
-        2 => (3 * i + 5) % 16,
-        _ => (7 * i) % 16,
-    }
+/// One step of one lane, `a = b + ((a + F(b, c, d) + x + t) <<< s)`;
+/// `t = floor(2^32 · |sin(step + 1)|)` (RFC 1321, 3.4) and the rotations
+/// are written into each of the 64 steps as literals.
+macro_rules! step {
+    ($f:ident, $a:ident, $b:ident, $c:ident, $d:ident, $x:expr, $t:expr, $s:expr) => {
+        let sum = $a
+            .wrapping_add($f($b, $c, $d))
+            .wrapping_add($x)
+            .wrapping_add($t);
+        $a = $b.wrapping_add(sum.rotate_left($s));
+    };
 }
 
 /// One block into every live lane's state (`live` is all ones or zero).
+/// The steps rotate the roles a, b, c, d by renaming (step 0 updates a,
+/// step 1 d, step 2 c, step 3 b), so no lane is moved.
 #[inline(always)]
 fn compress(state: &mut [Lanes; 4], x: &[Lanes; 16], live: &Lanes) {
-    let mut v = *state;
-    round::<0>(&mut v, x);
-    round::<1>(&mut v, x);
-    round::<2>(&mut v, x);
-    round::<3>(&mut v, x);
-    for (w, new) in state.iter_mut().zip(v) {
-        for l in 0..MD5_LANES {
-            w[l] = w[l].wrapping_add(new[l] & live[l]);
+    for l in 0..MD5_LANES {
+        let [mut a, mut b, mut c, mut d] = [0, 1, 2, 3].map(|w| state[w][l]);
+        // Round 1.
+        step!(f, a, b, c, d, x[0][l], 0xd76a_a478, 7);
+        step!(f, d, a, b, c, x[1][l], 0xe8c7_b756, 12);
+        step!(f, c, d, a, b, x[2][l], 0x2420_70db, 17);
+        step!(f, b, c, d, a, x[3][l], 0xc1bd_ceee, 22);
+        step!(f, a, b, c, d, x[4][l], 0xf57c_0faf, 7);
+        step!(f, d, a, b, c, x[5][l], 0x4787_c62a, 12);
+        step!(f, c, d, a, b, x[6][l], 0xa830_4613, 17);
+        step!(f, b, c, d, a, x[7][l], 0xfd46_9501, 22);
+        step!(f, a, b, c, d, x[8][l], 0x6980_98d8, 7);
+        step!(f, d, a, b, c, x[9][l], 0x8b44_f7af, 12);
+        step!(f, c, d, a, b, x[10][l], 0xffff_5bb1, 17);
+        step!(f, b, c, d, a, x[11][l], 0x895c_d7be, 22);
+        step!(f, a, b, c, d, x[12][l], 0x6b90_1122, 7);
+        step!(f, d, a, b, c, x[13][l], 0xfd98_7193, 12);
+        step!(f, c, d, a, b, x[14][l], 0xa679_438e, 17);
+        step!(f, b, c, d, a, x[15][l], 0x49b4_0821, 22);
+        // Round 2.
+        step!(g, a, b, c, d, x[1][l], 0xf61e_2562, 5);
+        step!(g, d, a, b, c, x[6][l], 0xc040_b340, 9);
+        step!(g, c, d, a, b, x[11][l], 0x265e_5a51, 14);
+        step!(g, b, c, d, a, x[0][l], 0xe9b6_c7aa, 20);
+        step!(g, a, b, c, d, x[5][l], 0xd62f_105d, 5);
+        step!(g, d, a, b, c, x[10][l], 0x0244_1453, 9);
+        step!(g, c, d, a, b, x[15][l], 0xd8a1_e681, 14);
+        step!(g, b, c, d, a, x[4][l], 0xe7d3_fbc8, 20);
+        step!(g, a, b, c, d, x[9][l], 0x21e1_cde6, 5);
+        step!(g, d, a, b, c, x[14][l], 0xc337_07d6, 9);
+        step!(g, c, d, a, b, x[3][l], 0xf4d5_0d87, 14);
+        step!(g, b, c, d, a, x[8][l], 0x455a_14ed, 20);
+        step!(g, a, b, c, d, x[13][l], 0xa9e3_e905, 5);
+        step!(g, d, a, b, c, x[2][l], 0xfcef_a3f8, 9);
+        step!(g, c, d, a, b, x[7][l], 0x676f_02d9, 14);
+        step!(g, b, c, d, a, x[12][l], 0x8d2a_4c8a, 20);
+        // Round 3.
+        step!(h, a, b, c, d, x[5][l], 0xfffa_3942, 4);
+        step!(h, d, a, b, c, x[8][l], 0x8771_f681, 11);
+        step!(h, c, d, a, b, x[11][l], 0x6d9d_6122, 16);
+        step!(h, b, c, d, a, x[14][l], 0xfde5_380c, 23);
+        step!(h, a, b, c, d, x[1][l], 0xa4be_ea44, 4);
+        step!(h, d, a, b, c, x[4][l], 0x4bde_cfa9, 11);
+        step!(h, c, d, a, b, x[7][l], 0xf6bb_4b60, 16);
+        step!(h, b, c, d, a, x[10][l], 0xbebf_bc70, 23);
+        step!(h, a, b, c, d, x[13][l], 0x289b_7ec6, 4);
+        step!(h, d, a, b, c, x[0][l], 0xeaa1_27fa, 11);
+        step!(h, c, d, a, b, x[3][l], 0xd4ef_3085, 16);
+        step!(h, b, c, d, a, x[6][l], 0x0488_1d05, 23);
+        step!(h, a, b, c, d, x[9][l], 0xd9d4_d039, 4);
+        step!(h, d, a, b, c, x[12][l], 0xe6db_99e5, 11);
+        step!(h, c, d, a, b, x[15][l], 0x1fa2_7cf8, 16);
+        step!(h, b, c, d, a, x[2][l], 0xc4ac_5665, 23);
+        // Round 4.
+        step!(i, a, b, c, d, x[0][l], 0xf429_2244, 6);
+        step!(i, d, a, b, c, x[7][l], 0x432a_ff97, 10);
+        step!(i, c, d, a, b, x[14][l], 0xab94_23a7, 15);
+        step!(i, b, c, d, a, x[5][l], 0xfc93_a039, 21);
+        step!(i, a, b, c, d, x[12][l], 0x655b_59c3, 6);
+        step!(i, d, a, b, c, x[3][l], 0x8f0c_cc92, 10);
+        step!(i, c, d, a, b, x[10][l], 0xffef_f47d, 15);
+        step!(i, b, c, d, a, x[1][l], 0x8584_5dd1, 21);
+        step!(i, a, b, c, d, x[8][l], 0x6fa8_7e4f, 6);
+        step!(i, d, a, b, c, x[15][l], 0xfe2c_e6e0, 10);
+        step!(i, c, d, a, b, x[6][l], 0xa301_4314, 15);
+        step!(i, b, c, d, a, x[13][l], 0x4e08_11a1, 21);
+        step!(i, a, b, c, d, x[4][l], 0xf753_7e82, 6);
+        step!(i, d, a, b, c, x[11][l], 0xbd3a_f235, 10);
+        step!(i, c, d, a, b, x[2][l], 0x2ad7_d2bb, 15);
+        step!(i, b, c, d, a, x[9][l], 0xeb86_d391, 21);
+        for (w, new) in state.iter_mut().zip([a, b, c, d]) {
+            w[l] = w[l].wrapping_add(new & live[l]);
         }
     }
 }
 
-/// Round `R`'s 16 steps, four at a time so the roles a, b, c, d rotate by
-/// renaming, not by moving lanes: step i updates a, i + 1 d, i + 2 c,
-/// i + 3 b.
+/// The four rounds' boolean functions (RFC 1321, 3.4).
 #[inline(always)]
-fn round<const R: usize>(v: &mut [Lanes; 4], x: &[Lanes; 16]) {
-    let [a, b, c, d] = v;
-    let s = S[R];
-    for i in (16 * R..16 * R + 16).step_by(4) {
-        let f = round_fn::<R>(b, c, d);
-        step(a, b, &f, &x[word_index(i)], T[i], s[0]);
-        let f = round_fn::<R>(a, b, c);
-        step(d, a, &f, &x[word_index(i + 1)], T[i + 1], s[1]);
-        let f = round_fn::<R>(d, a, b);
-        step(c, d, &f, &x[word_index(i + 2)], T[i + 2], s[2]);
-        let f = round_fn::<R>(c, d, a);
-        step(b, c, &f, &x[word_index(i + 3)], T[i + 3], s[3]);
-    }
+fn f(b: u32, c: u32, d: u32) -> u32 {
+    (b & c) | (!b & d)
+}
+
+#[inline(always)]
+fn g(b: u32, c: u32, d: u32) -> u32 {
+    (b & d) | (c & !d)
+}
+
+#[inline(always)]
+fn h(b: u32, c: u32, d: u32) -> u32 {
+    b ^ c ^ d
+}
+
+#[inline(always)]
+fn i(b: u32, c: u32, d: u32) -> u32 {
+    c ^ (b | !d)
 }
