@@ -13,6 +13,7 @@ shift
 here=$(dirname "$0")
 measure() {
     mode=$1
+    shift
     for i in $(seq "$runs"); do
         for bin in "$@"; do
             name=$(echo "$bin" | tr / _)
