@@ -3,7 +3,8 @@
 //!
 //! Up to [`CACHE_KEYS`] hashes are kept (8 bytes each: 8 MB for the default
 //! million); larger runs stream fixed-size chunks and hash each chunk again
-//! in every pass, so memory stays bounded whatever `--keys` is.
+//! in every pass, so memory stays bounded whatever `--keys` is. MD5 keys
+//! are hashed eight at a time ([`hash_each`]), in tasks of 65,536 keys.
 
 use rayon::prelude::*;
 use ringwise::{KeyHasher, StableHash, md5_prefix_batch};
@@ -173,5 +174,18 @@ mod tests {
             seen += hashes.len() as u64;
         });
         assert_eq!(seen, 5000);
+    }
+
+    #[test]
+    fn hash_range_equals_one_by_one_for_every_hash_path() {
+        // MD5 goes through the lanes, xxh3 one by one; both across tasks.
+        for hash in [StableHash::Md5, StableHash::Xxh3] {
+            let start = 99_995;
+            let got = hash_range(hash, start, start + TASK_KEYS as u64 + 13);
+            for (i, &h) in got.iter().enumerate() {
+                let key = format!("user:{}", start + i as u64);
+                assert_eq!(h, hash.hash(key.as_bytes()), "{hash} {key}");
+            }
+        }
     }
 }
