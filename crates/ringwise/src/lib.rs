@@ -200,6 +200,7 @@ pub use hash::{
     KeyHasher, RedisSlot, SLOT_COUNT, StableHash, cassandra_token, composite_partition_key, djb2,
     full_hash, key_slot, point_token, sdbm, token_point, wt6,
 };
+pub use hash::{MD5_LANES, md5_blocks, md5_prefix_batch, md5_prefix_x8, md5_x8};
 pub use layers::{Bounded, HashTag, Keyed, Lease, Live, Snapshot};
 pub use movement::{DEFAULT_SAMPLES, Flow, Method, MovedRange, Movement, diff, diff_sampled};
 pub use node::{

@@ -39,6 +39,7 @@ mod jumpback_vectors;
 mod limits;
 mod live;
 mod maglev_properties;
+mod md5_lanes;
 mod memento_properties;
 mod movement;
 mod multiprobe_properties;

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::error::SimError;
-use crate::keys::KeyText;
+use crate::keys::{KeyText, hash_each};
 
 /// Keys timed for the lookup-cost comparison.
 const TIMED_KEYS: u64 = 5_000;
@@ -56,6 +56,58 @@ fn best(hash: StableHash, prefixes: &[Vec<u8>], key: &[u8], buf: &mut Vec<u8>) -
     winner
 }
 
+/// Keys per parallel task: 200,000 keys make 13 tasks of ~8 ms each at
+/// 10 nodes, so two cores share them evenly and rayon's workers spin little.
+const CHUNK: u64 = 1 << 14;
+
+/// `(moved, to_new)` over the keys `user:{start}..` (`count` of them) when
+/// the last of `prefixes` joins the others. Every node's scores of the
+/// whole chunk are hashed in one [`hash_each`] call (MD5 eight lanes at a
+/// time); the winner rule is [`best`]'s: the first of equal scores wins,
+/// and the joining node only by a strictly higher one. Cost: `count`
+/// keys formatted once, `count · prefixes.len()` hashes, memory
+/// `8 · count · 2` bytes for one node's scores and the running best.
+fn join_moves(hash: StableHash, prefixes: &[Vec<u8>], start: u64, count: usize) -> (u64, u64) {
+    // The chunk's key texts, concatenated: `ends[j]` is where key j ends.
+    let mut text = Vec::with_capacity(count * 12);
+    let mut ends = Vec::with_capacity(count);
+    let mut key = KeyText::new("user:", start);
+    for _ in 0..count {
+        text.extend_from_slice(key.as_bytes());
+        ends.push(text.len());
+        key.increment();
+    }
+    // With no old node the old code's winner was index 0, the joining
+    // node's own index, so nothing moved; kept identical here.
+    let Some((joining, old)) = prefixes.split_last().filter(|(_, old)| !old.is_empty()) else {
+        return (0, 0);
+    };
+    let mut scores = vec![0u64; count];
+    let mut winner = vec![(0usize, 0u64); count];
+    let score = |prefix: &[u8], scores: &mut [u64]| {
+        hash_each(hash, scores, |j, buf| {
+            let from = if j == 0 { 0 } else { ends[j - 1] };
+            buf.extend_from_slice(prefix);
+            buf.extend_from_slice(&text[from..ends[j]]);
+        });
+    };
+    for (i, prefix) in old.iter().enumerate() {
+        score(prefix, &mut scores);
+        for (w, &s) in winner.iter_mut().zip(&scores) {
+            if i == 0 || s > w.1 {
+                *w = (i, s);
+            }
+        }
+    }
+    score(joining, &mut scores);
+    let moved = winner
+        .iter()
+        .zip(&scores)
+        .filter(|((_, old_score), new_score)| *new_score > old_score)
+        .count() as u64;
+    (moved, moved)
+}
+
 /// Runs the experiment on the first `config.rendezvous_keys` keys.
 pub fn run<P: Placement>(
     config: &Config,
@@ -65,25 +117,12 @@ pub fn run<P: Placement>(
     let keys = config.rendezvous_keys.min(config.keys);
     // "node-3:" etc.; the last one is the joining node.
     let prefixes: Vec<Vec<u8>> = (0..=n).map(|i| format!("node-{i}:").into_bytes()).collect();
-    const CHUNK: u64 = 4096;
     let (moved, to_new) = (0..keys.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| {
             let start = c * CHUNK;
-            let mut key = KeyText::new("user:", start);
-            let mut buf = Vec::with_capacity(64);
-            let (mut moved, mut to_new) = (0u64, 0u64);
-            for _ in start..(start + CHUNK).min(keys) {
-                let (old, old_score) = best(config.hash, &prefixes[..n], key.as_bytes(), &mut buf);
-                let (_, new_score) = best(config.hash, &prefixes[n..], key.as_bytes(), &mut buf);
-                let new = if new_score > old_score { n } else { old };
-                if new != old {
-                    moved += 1;
-                    to_new += u64::from(new == n);
-                }
-                key.increment();
-            }
-            (moved, to_new)
+            let count = (start + CHUNK).min(keys) - start;
+            join_moves(config.hash, &prefixes, start, count as usize)
         })
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     let (lookup_ns, ring_lookup_ns) = time_lookups(config, build, &prefixes[..n], keys)?;
@@ -126,4 +165,45 @@ fn time_lookups<P: Placement>(
     let ring_ns = started.elapsed().as_nanos() as f64 / timed as f64;
     std::hint::black_box(sink);
     Ok((rendezvous, ring_ns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The loop `join_moves` replaced: one key at a time, through `best`.
+    fn one_by_one(hash: StableHash, prefixes: &[Vec<u8>], start: u64, count: u64) -> (u64, u64) {
+        let n = prefixes.len() - 1;
+        let mut key = KeyText::new("user:", start);
+        let mut buf = Vec::new();
+        let (mut moved, mut to_new) = (0, 0);
+        for _ in 0..count {
+            let (old, old_score) = best(hash, &prefixes[..n], key.as_bytes(), &mut buf);
+            let (_, new_score) = best(hash, &prefixes[n..], key.as_bytes(), &mut buf);
+            let new = if new_score > old_score { n } else { old };
+            if new != old {
+                moved += 1;
+                to_new += u64::from(new == n);
+            }
+            key.increment();
+        }
+        (moved, to_new)
+    }
+
+    #[test]
+    fn batched_join_equals_one_key_at_a_time() {
+        for hash in [StableHash::Md5, StableHash::Xxh3] {
+            for n in [0usize, 1, 3, 10] {
+                let prefixes: Vec<Vec<u8>> =
+                    (0..=n).map(|i| format!("node-{i}:").into_bytes()).collect();
+                for (start, count) in [(0, 0), (0, 1), (95, 1000), (99_990, 37), (0, 5000)] {
+                    assert_eq!(
+                        join_moves(hash, &prefixes, start, count as usize),
+                        one_by_one(hash, &prefixes, start, count),
+                        "{hash} n={n} start={start} count={count}"
+                    );
+                }
+            }
+        }
+    }
 }
