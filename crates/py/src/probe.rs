@@ -3,9 +3,10 @@
 //! placement a Python call is timed with, so the bench can state the
 //! Python call's overhead above Rust in the same run (issue 29).
 //!
-//! Not public API: the names start with `_probe_`, are left out of the
-//! stubs' public surface (`_ringwise.pyi` lists them under a "bench only"
-//! comment) and may change with the bench. Nothing else calls them.
+//! Not public API: the names start with `_probe_`, the stubs
+//! (`_ringwise.pyi`) list them under a "bench only" comment (stubtest needs
+//! every name the module exports), and they may change with the bench.
+//! Nothing else calls them.
 //!
 //! How: every key's bytes are copied into a Rust vector first (not timed),
 //! then `rounds` passes are timed with `Instant` and the best pass is
@@ -15,21 +16,21 @@
 //! hoisted nor dropped. Cost: O(rounds × keys) lookups plus one copy of
 //! the keys; the GIL is held (nothing else should run while timing).
 //!
-//! Quirk: the keys are read from a contiguous copy, which is at least as
-//! cache-friendly as the Python objects the real call reads; the overhead
-//! the bench derives from it is therefore an upper bound on what the
-//! binding adds, never an underestimate of Rust's share.
+//! Quirk: the keys are read from a fresh Rust copy (allocated one after
+//! another), at least as cache-friendly as the Python objects the real call
+//! reads; the overhead the bench derives from it is therefore an upper
+//! bound on what the binding adds, never an underestimate of Rust's share.
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use pyo3::prelude::*;
+use ringwise::Placement as _;
 
 use crate::errors::empty;
 use crate::inputs::refuse_lone_text;
 use crate::keys::key_bytes;
 use crate::placement::Placement;
-use ringwise::Placement as _;
 
 /// Every key of `keys` copied, plus the placement's emptiness check.
 fn copied(placement: &Placement, keys: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<u8>>> {
