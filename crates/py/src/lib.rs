@@ -16,9 +16,12 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 mod compat;
+mod construct;
 mod errors;
 mod inputs;
+mod keys;
 mod placement;
+mod probe;
 mod simulate;
 mod uhashring;
 
@@ -29,6 +32,8 @@ fn _ringwise(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<placement::Placement>()?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(placement::cassandra_token, m)?)?;
+    m.add_function(wrap_pyfunction!(probe::_probe_locate_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(probe::_probe_owners_ns, m)?)?;
     m.add_function(wrap_pyfunction!(compat::uhashring_hashi, m)?)?;
     m.add_function(wrap_pyfunction!(compat::uhashring_continuum, m)?)?;
     m.add_class::<uhashring::UhashringRing>()?;

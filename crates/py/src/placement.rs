@@ -1,20 +1,27 @@
 //! `ringwise.Placement`: an immutable snapshot of any algorithm with its
-//! key hash (a [`Keyed<AnyPlacement>`]), and the conversions to and from
-//! Python values.
+//! key hash (a [`Keyed<AnyPlacement>`]), its lookups and its changes.
+//!
+//! How: the snapshot holds the library's keyed placement, the names in
+//! listed order and one Python `str` per node made at build time, so a
+//! lookup returns a shared name (one reference count) and makes no
+//! string. Keys are read by [`crate::keys`] (a `str`'s UTF-8 in place);
+//! the constructor and its node arguments are in [`crate::construct`].
+//! Cost: a lookup is the library's (hash, then the algorithm's search)
+//! plus the Python call; each method states its own.
+//!
+//! Quirk: `with_node`/`without_node` return new snapshots (this one never
+//! changes), which is what lets the compat classes publish a change with
+//! one attribute assignment.
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
-use ringwise::{
-    AnyPlacement, ClusterSpec, Keyed, Member, Node, NodeId, Param, ParamValue, Placement as _,
-    Settings,
-};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use ringwise::{AnyPlacement, ClusterSpec, Keyed, Node, NodeId, Placement as _};
 
-use crate::errors::{empty, raise, to_py};
+use crate::errors::{empty, to_py};
 use crate::inputs::{check_cluster_text, read_cluster_file, refuse_lone_text};
+use crate::keys::{key_bytes, owners_of};
 
 /// An immutable placement snapshot: an algorithm over nodes, with the hash
 /// its keys go through. Thread-safe to share; `with_node` and
@@ -30,7 +37,7 @@ pub struct Placement {
 }
 
 impl Placement {
-    fn new(py: Python<'_>, keyed: Keyed<AnyPlacement>, listed: Vec<String>) -> Self {
+    pub(crate) fn new(py: Python<'_>, keyed: Keyed<AnyPlacement>, listed: Vec<String>) -> Self {
         let names = keyed
             .placement()
             .nodes()
@@ -44,6 +51,11 @@ impl Placement {
         }
     }
 
+    /// The library's keyed placement (the bench probes time it directly).
+    pub(crate) fn keyed(&self) -> &Keyed<AnyPlacement> {
+        &self.keyed
+    }
+
     /// The same key hash and hash tag over a changed placement.
     fn rekeyed(&self, py: Python<'_>, placement: AnyPlacement, listed: Vec<String>) -> Self {
         let keyed =
@@ -54,122 +66,6 @@ impl Placement {
     fn name(&self, py: Python<'_>, id: NodeId) -> Py<PyString> {
         self.names[id as usize].clone_ref(py)
     }
-}
-
-/// The bytes of a `str` (UTF-8) or `bytes` key.
-fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
-    if let Ok(s) = key.cast::<PyString>() {
-        return Ok(match s.to_cow()? {
-            Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
-            Cow::Owned(s) => Cow::Owned(s.into_bytes()),
-        });
-    }
-    if let Ok(b) = key.cast::<PyBytes>() {
-        return Ok(Cow::Borrowed(b.as_bytes()));
-    }
-    Err(PyTypeError::new_err(format!(
-        "a key must be str or bytes, not {}",
-        key.get_type().name()?
-    )))
-}
-
-/// The keys of a list or tuple of ASCII `str` as one encoded `bytes`, with
-/// each key's end in `ends`; `None` (and `ends` unspecified) for anything
-/// else, which the caller then takes key by key.
-fn ascii_joined<'py>(
-    keys: &Bound<'py, PyAny>,
-    ends: &mut Vec<usize>,
-) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    let py = keys.py();
-    if !(keys.is_instance_of::<PyList>() || keys.is_instance_of::<PyTuple>()) {
-        return Ok(None);
-    }
-    // `"".join` refuses anything but str.
-    let Ok(joined) = PyString::new(py, "").call_method1("join", (keys,)) else {
-        return Ok(None);
-    };
-    let encoded = joined.call_method0("encode")?.cast_into::<PyBytes>()?;
-    // Bytes == code points only when every key is ASCII.
-    if encoded.as_bytes().len() != joined.len()? {
-        return Ok(None);
-    }
-    let mut end = 0;
-    ends.reserve(keys.len()?);
-    for key in keys.try_iter()? {
-        end += key?.len()?;
-        ends.push(end);
-    }
-    Ok(Some(encoded))
-}
-
-/// One node from a name, a `(name, weight)` or a `(name, weight, zone)`.
-fn node_from(item: &Bound<'_, PyAny>) -> PyResult<Node> {
-    if let Ok(name) = item.cast::<PyString>() {
-        return Ok(Node::new(name.to_cow()?));
-    }
-    let parts: Vec<Bound<'_, PyAny>> = match item.extract() {
-        Ok(parts) => parts,
-        Err(_) => {
-            return Err(PyTypeError::new_err(format!(
-                "a node must be a name (str) or a (name, weight) or (name, weight, zone) tuple, \
-                 not {}",
-                item.get_type().name()?
-            )));
-        }
-    };
-    let (name, weight, zone) = match parts.as_slice() {
-        [name, weight] => (name, weight, None),
-        [name, weight, zone] => (name, weight, Some(zone)),
-        _ => {
-            return Err(PyTypeError::new_err(format!(
-                "a node tuple must be (name, weight) or (name, weight, zone), not {} items",
-                parts.len()
-            )));
-        }
-    };
-    let mut node = Node::new(name.extract::<String>()?).weight(weight.extract::<f64>()?);
-    if let Some(zone) = zone.filter(|z| !z.is_none()) {
-        node = node.zone(zone.extract::<String>()?);
-    }
-    Ok(node)
-}
-
-/// The nodes of an iterable of names or tuples, or of a `{name: weight}`
-/// mapping, in the order given.
-fn nodes_from(nodes: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Node>> {
-    let Some(nodes) = nodes.filter(|n| !n.is_none()) else {
-        return Ok(Vec::new());
-    };
-    refuse_lone_text(
-        nodes,
-        "Placement",
-        "nodes (names or (name, weight) tuples) or a {name: weight} mapping",
-        "name",
-    )?;
-    let items = match nodes.cast::<PyDict>() {
-        Ok(dict) => dict.items().into_any(),
-        Err(_) if nodes.hasattr("items")? && nodes.hasattr("keys")? => {
-            nodes.call_method0("items")?
-        }
-        Err(_) => nodes.clone(),
-    };
-    // At most the core's node cap is taken from the iterable: an endless
-    // generator is refused after MAX_NODES + 1 items, not after memory.
-    let mut listed = Vec::new();
-    for item in items.try_iter()? {
-        if listed.len() == ringwise::MAX_NODES {
-            return Err(raise(
-                "Error",
-                format!(
-                    "more than {} nodes given, the most one cluster may have: split the \
-                     cluster, or check the input for a runaway iterable",
-                    ringwise::MAX_NODES
-                ),
-            ));
-        }
-        listed.push(node_from(&item?)?);
-    }
-    Ok(listed)
 }
 
 #[pymethods]
@@ -249,7 +145,9 @@ impl Placement {
         )
     }
 
-    /// The node that owns `key` (a str is UTF-8 encoded).
+    /// The node that owns `key` (a str is UTF-8 encoded). Cost: one key
+    /// hash and the algorithm's lookup (a binary search for rings), plus
+    /// the Python call; the name returned is shared, not made.
     fn locate(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyString>> {
         let key = key_bytes(key)?;
         match self.keyed.owner(&key) {
@@ -258,7 +156,8 @@ impl Placement {
         }
     }
 
-    /// Up to `n` distinct nodes for `key`, in preference order.
+    /// Up to `n` distinct nodes for `key`, in preference order. Cost: the
+    /// algorithm's replica walk, O(n) names returned.
     fn replicas(
         &self,
         py: Python<'_>,
@@ -280,11 +179,12 @@ impl Placement {
     /// importable, else `array.array("I")`).
     ///
     /// `keys` is an iterable of keys, never one `str`/`bytes` (whose items
-    /// are characters or byte values: `TypeError`). Cost: every key is
-    /// held at once (the sum of their lengths plus about 24 bytes a key,
-    /// and the result, one entry a key), so an iterator that never ends
-    /// never returns; give a stream in batches (`itertools.islice`). A
-    /// pending signal (Ctrl-C) is checked every 65,536 keys.
+    /// are characters or byte values: `TypeError`). Cost: O(keys), read
+    /// 4,096 at a time with each `str`'s UTF-8 read in place (no copy of
+    /// the keys); memory is one chunk plus the result (4 bytes a key until
+    /// the list is built), but an iterator that never ends never returns:
+    /// give a stream in batches (`itertools.islice`). A pending signal
+    /// (Ctrl-C) is checked every 4,096 keys.
     #[pyo3(signature = (keys, *, indices=false))]
     fn locate_many<'py>(
         &self,
@@ -292,67 +192,37 @@ impl Placement {
         keys: &Bound<'py, PyAny>,
         indices: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        // Every key's bytes, end to end, under the GIL: one encoding of the
-        // joined keys when they are a list or tuple of ASCII str (no
-        // per-key bytes object), else each key's bytes copied in turn.
         refuse_lone_text(keys, "locate_many", "keys", "key")?;
-        let mut ends: Vec<usize> = Vec::new();
-        let encoded = ascii_joined(keys, &mut ends)?;
-        let joined = match &encoded {
-            Some(encoded) => Cow::Borrowed(encoded.as_bytes()),
-            None => {
-                let mut bytes: Vec<u8> = Vec::new();
-                ends.clear();
-                ends.reserve(keys.len().unwrap_or(0));
-                for key in keys.try_iter()? {
-                    let key = key?;
-                    bytes.extend_from_slice(&key_bytes(&key)?);
-                    ends.push(bytes.len());
-                    // A C iterator (itertools.repeat) runs no bytecode, so
-                    // Python would never see a Ctrl-C on its own.
-                    if ends.len() % (1 << 16) == 0 {
-                        py.check_signals()?;
-                    }
-                }
-                Cow::Owned(bytes)
-            }
-        };
-        let bytes: &[u8] = &joined;
-        if !ends.is_empty() && self.keyed.placement().is_empty() {
-            return Err(empty());
-        }
         let mut ids: Vec<NodeId> = Vec::new();
-        py.detach(|| {
-            let mut start = 0;
-            let slices: Vec<&[u8]> = ends
-                .iter()
-                .map(|&end| {
-                    let key = &bytes[start..end];
-                    start = end;
-                    key
-                })
-                .collect();
-            self.keyed.owners_into(&slices, &mut ids);
-        });
+        owners_of(&self.keyed, keys, &mut ids)?;
         if indices {
-            let raw: Vec<u8> = ids.iter().flat_map(|id| id.to_ne_bytes()).collect();
+            // One copy of the ids, straight into the bytes object.
+            let raw = PyBytes::new_with(py, ids.len() * 4, |buf| {
+                for (cell, id) in buf.chunks_exact_mut(4).zip(&ids) {
+                    cell.copy_from_slice(&id.to_ne_bytes());
+                }
+                Ok(())
+            })?;
             let array = py.import("array")?.getattr("array")?.call1(("I",))?;
-            array.call_method1("frombytes", (PyBytes::new(py, &raw),))?;
+            array.call_method1("frombytes", (raw,))?;
             return match py.import("numpy") {
                 Ok(numpy) => numpy.getattr("asarray")?.call1((array, "uint32")),
                 Err(_) => Ok(array),
             };
         }
-        let names: Vec<&Py<PyString>> = ids.iter().map(|&id| &self.names[id as usize]).collect();
+        // The shared name objects, one reference each: no string is made.
+        let names = ids.iter().map(|&id| &self.names[id as usize]);
         Ok(PyList::new(py, names)?.into_any())
     }
 
-    /// The 64-bit hash the placement looks `key` up by.
+    /// The 64-bit hash the placement looks `key` up by. Cost: one hash.
     fn hash_key(&self, key: &Bound<'_, PyAny>) -> PyResult<u64> {
         Ok(self.keyed.hash(&key_bytes(key)?))
     }
 
-    /// A new snapshot with one more node; this one is unchanged.
+    /// A new snapshot with one more node; this one is unchanged. Cost: the
+    /// algorithm's `with_node` (a ring hashes only the new node's points
+    /// and merges them into a copy: O(k log k + P)), plus O(nodes) names.
     #[pyo3(signature = (name, weight=1.0, zone=None))]
     fn with_node(
         &self,
@@ -372,6 +242,8 @@ impl Placement {
     }
 
     /// A new snapshot without the node `name`; this one is unchanged.
+    /// Cost: the algorithm's `without_node` (a ring copies the other
+    /// nodes' points, O(P)), plus O(nodes) names.
     fn without_node(&self, py: Python<'_>, name: &str) -> PyResult<Self> {
         let placement = self.keyed.placement().without_node(name).map_err(to_py)?;
         let listed = self.listed.iter().filter(|n| *n != name).cloned().collect();
@@ -425,103 +297,3 @@ const SAMPLE: u64 = 1_000_000;
 pub fn cassandra_token(key: &Bound<'_, PyAny>) -> PyResult<i64> {
     Ok(ringwise::cassandra_token(&key_bytes(key)?))
 }
-
-/// How a keyword argument of `Placement(...)` becomes a parameter's value:
-/// `None` for "not given" (the default then).
-trait Keyword {
-    fn value(self, param: Param) -> PyResult<Option<ParamValue>>;
-}
-
-impl Keyword for u64 {
-    fn value(self, _: Param) -> PyResult<Option<ParamValue>> {
-        Ok(Some(ParamValue::Count(self)))
-    }
-}
-
-impl Keyword for u32 {
-    fn value(self, _: Param) -> PyResult<Option<ParamValue>> {
-        Ok(Some(ParamValue::Count(self.into())))
-    }
-}
-
-impl Keyword for Option<u64> {
-    fn value(self, _: Param) -> PyResult<Option<ParamValue>> {
-        Ok(self.map(ParamValue::Count))
-    }
-}
-
-impl Keyword for Option<bool> {
-    fn value(self, _: Param) -> PyResult<Option<ParamValue>> {
-        Ok(self.map(ParamValue::Bool))
-    }
-}
-
-impl Keyword for Option<&str> {
-    fn value(self, param: Param) -> PyResult<Option<ParamValue>> {
-        self.map(|text| param.parse(text))
-            .transpose()
-            .map_err(to_py)
-    }
-}
-
-impl Placement {
-    /// The placement of `algorithm` over `nodes` with the parameters
-    /// `given`, through the one entrance of every description
-    /// ([`ClusterSpec::from_parts`]).
-    fn create(
-        py: Python<'_>,
-        nodes: Option<&Bound<'_, PyAny>>,
-        settings: Settings,
-    ) -> PyResult<Self> {
-        let members: Vec<Member> = nodes_from(nodes)?.iter().map(Member::of).collect();
-        let spec = ClusterSpec::from_parts(&settings, &members).map_err(|r| to_py(r.error))?;
-        let keyed = spec.build().map_err(to_py)?;
-        Ok(Placement::new(py, keyed, spec.listed))
-    }
-}
-
-/// `Placement(...)`: one keyword argument per parameter of the core's list,
-/// with the list's Python type and default.
-macro_rules! placement_new {
-    ([] $($(#[doc = $doc:literal])* $variant:ident($field:ident: $ty:ty) {
-        default: $default:expr,
-        range: $range:expr,
-        flag: $flag:literal, $value_name:literal, $help:literal,
-        simulate: $simulate:ident,
-        python: $pyty:ty = $pydefault:tt,
-    })+) => {
-        #[pymethods]
-        impl Placement {
-            /// Placement(nodes=(), *, algorithm="ring", hash=None, vnodes=160, ...)
-            ///
-            /// `nodes`: names, `(name, weight)` or `(name, weight, zone)` tuples,
-            /// or a `{name: weight}` mapping, in listed order. `hash=None` is the
-            /// algorithm's default key hash given the parameters.
-            #[new]
-            #[pyo3(signature = (nodes=None, *, algorithm="ring", hash=None,
-                $($field=$pydefault,)+ secret=None, hash_tag=None))]
-            #[allow(clippy::too_many_arguments)]
-            fn py_new(
-                py: Python<'_>,
-                nodes: Option<&Bound<'_, PyAny>>,
-                algorithm: &str,
-                hash: Option<&str>,
-                $($field: $pyty,)+
-                secret: Option<&str>,
-                hash_tag: Option<&str>,
-            ) -> PyResult<Self> {
-                let mut settings = Settings::default();
-                settings.algorithm = Some(algorithm.to_owned());
-                settings.hash = hash.map(str::to_owned);
-                settings.secret = secret.map(str::to_owned);
-                settings.hash_tag = hash_tag.map(str::to_owned);
-                $(if let Some(value) = Keyword::value($field, Param::$variant)? {
-                    settings.params.push((Param::$variant, value));
-                })+
-                Placement::create(py, nodes, settings)
-            }
-        }
-    };
-}
-
-ringwise::for_each_param!(placement_new);

@@ -32,6 +32,8 @@ __all__ = [
     "UnknownNodeError",
     "UnsupportedError",
     "__version__",
+    "_probe_locate_ns",
+    "_probe_owners_ns",
     "cassandra_token",
     "simulate",
     "uhashring_continuum",
@@ -107,6 +109,11 @@ class Placement:
 def simulate(**options: Any) -> dict[str, Any]: ...
 def cassandra_token(key: _Key) -> int: ...
 def uhashring_hashi(key: object, replica: int = 0) -> int: ...
+
+# Bench only (crates/py/bench/bench.py): Rust's Keyed::locate / owners_into
+# timed inside the module, ns per key. Private; may change with the bench.
+def _probe_locate_ns(placement: Placement, keys: Iterable[_Key], rounds: int) -> float: ...
+def _probe_owners_ns(placement: Placement, keys: Iterable[_Key], rounds: int) -> float: ...
 @final
 class UhashringRing:
     def __new__(cls) -> UhashringRing: ...
