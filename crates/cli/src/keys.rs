@@ -30,12 +30,7 @@ pub use crate::answers::write_escaped;
 use crate::lines::for_each_line_block;
 pub use crate::lines::{BLOCK, Block};
 
-/// The longest key read from stdin: 1 MiB (Memcached allows 250 bytes,
-/// Redis 512 MB but nobody routes those by key). A longer line is refused
-/// with its line number (exit 65) once the read buffer is full with it (at
-/// most twice this much), so a stream without newlines cannot grow the
-/// buffer without bound.
-pub const MAX_KEY_BYTES: usize = 1 << 20;
+pub use crate::lines::MAX_KEY_BYTES;
 
 /// The buffered stdout every key-per-line command writes to.
 pub type Out = answers::Out;
