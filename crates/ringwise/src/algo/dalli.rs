@@ -119,6 +119,32 @@ mod tests {
         assert_eq!(crate::hash::cell_value(out[0]), 1_615_109_846);
     }
 
+    /// `ё` and `lbuc` both make point 1529177671 (found by the join
+    /// property of the conformance suite): a join keeps the tie as a
+    /// fresh build does, instead of calling it a given point.
+    #[test]
+    fn a_join_keeps_a_shared_point_as_a_build_does() {
+        use crate::algo::ring::Ring;
+        use crate::placement::Placement;
+        let shared = |name: &str| {
+            let (mut out, mut cells) = (Vec::new(), Vec::new());
+            Dalli
+                .points(&Node::new(name), 160, &mut out)
+                .expect("points");
+            cells.extend(out.iter().map(|&p| crate::hash::cell_value(p)));
+            cells
+        };
+        assert!(shared("lbuc").contains(&1_529_177_671));
+        assert!(shared("ё").contains(&1_529_177_671));
+        let table = |names: &[&str]| NodeTable::new(names.iter().map(|&n| Node::new(n)));
+        let alone = Ring::from_table(table(&["ё"]).expect("table"), Dalli).expect("ring");
+        let joined = alone.with_node(Node::new("lbuc")).expect("a join");
+        let fresh = Ring::from_table(table(&["ё", "lbuc"]).expect("table"), Dalli).expect("ring");
+        assert!(joined.iter().eq(fresh.iter()));
+        let back = fresh.without_node("lbuc").expect("a leave");
+        assert!(back.iter().eq(alone.iter()));
+    }
+
     #[test]
     fn counts_follow_the_total_weight() {
         let table = NodeTable::new([Node::new("a:11211"), Node::new("b:11211").weight(2.0)])
