@@ -63,6 +63,10 @@ pub struct Imported {
     pub members: Vec<Member>,
     /// The line each member came from (1-based), for errors.
     pub member_lines: Vec<usize>,
+    /// Where each member is reached (`host:port`) when the file says so
+    /// apart from its name: a named twemproxy server. `None`: the name is
+    /// the address. What a proxy routing the pool connects to.
+    pub addresses: Vec<Option<String>>,
     /// What was read but does not change placement, or was decided (one
     /// line each, e.g. "line 3: --CONNECT-TIMEOUT=200 does not change
     /// placement"), printed with the result.
@@ -79,6 +83,7 @@ impl Imported {
             settings,
             members: Vec::new(),
             member_lines: Vec::new(),
+            addresses: Vec::new(),
             notes: Vec::new(),
             selected: None,
         }
@@ -86,8 +91,14 @@ impl Imported {
 
     /// Adds a member read at `line`.
     fn push(&mut self, member: Member, line: usize) {
+        self.push_at(member, line, None);
+    }
+
+    /// Adds a member read at `line`, reached at `address`.
+    fn push_at(&mut self, member: Member, line: usize, address: Option<String>) {
         self.members.push(member);
         self.member_lines.push(line);
+        self.addresses.push(address);
     }
 
     /// The validated cluster: [`ClusterSpec::from_parts`] of the settings

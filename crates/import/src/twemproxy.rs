@@ -255,13 +255,15 @@ fn read_pool(pool: &Node) -> Result<Imported, ImportError> {
                 ),
             )
         })?;
-        imported.push(server(text, item.line)?, item.line);
+        let (member, address) = server(text, item.line)?;
+        imported.push_at(member, item.line, Some(address));
     }
     Ok(imported)
 }
 
-/// One `servers:` item, split as `conf_add_server` splits it.
-fn server(text: &str, line: usize) -> Result<Member, ImportError> {
+/// One `servers:` item, split as `conf_add_server` splits it: the member
+/// and the `host:port` it is reached at.
+fn server(text: &str, line: usize) -> Result<(Member, String), ImportError> {
     let bad = |what: &str| {
         syntax(
             line,
@@ -331,7 +333,7 @@ fn server(text: &str, line: usize) -> Result<Member, ImportError> {
     };
     let mut member = Member::new(node);
     member.weight = Some(f64::from(weight));
-    Ok(member)
+    Ok((member, format!("{host}:{port_text}")))
 }
 
 /// The text ringwise's `ketama` flavor `twemproxy` hashes for the node

@@ -1,0 +1,24 @@
+//! `ringwise-proxy`: a memcached proxy routed by any ringwise placement.
+//!
+//! One routing point for a pool of memcached servers, so that every
+//! application reaches a key's server the same way (the seed article's
+//! other mistake is clients that disagree): the memcached text protocol
+//! read as memcached 1.6 reads it ([`request`]), each request about one
+//! key forwarded as written to the key's owner, a retrieval of several
+//! keys split by owner and put back in order ([`client`]), one pipelined
+//! connection per server and client slot ([`backend`]), the pool from a
+//! cluster file or a `nutcracker.yml` ([`pool`]).
+//!
+//! See `docs/proxy.md` for what it does and does not do yet. Without the
+//! default feature `server` the crate is the protocol alone ([`request`],
+//! [`response`]), with no dependency but `memchr` (the fuzz target's build).
+
+#[cfg(feature = "server")]
+pub mod backend;
+#[cfg(feature = "server")]
+pub mod client;
+mod numbers;
+#[cfg(feature = "server")]
+pub mod pool;
+pub mod request;
+pub mod response;

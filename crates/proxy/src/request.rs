@@ -1,0 +1,394 @@
+//! Client requests of the memcached text protocol, read as memcached 1.6
+//! reads them, so that what the proxy forwards and what it answers itself
+//! are byte for byte what one memcached would have answered.
+//!
+//! Source: memcached 1.6.18 (Debian's), `proto_text.c`:
+//! `try_read_command_ascii` (where a line ends), `tokenize_command`,
+//! `process_command_ascii` (the token counts each command wants) and the
+//! `process_*_command` functions (the checks, in their order).
+//!
+//! How memcached reads a line: up to the first `\n`, one `\r` before it
+//! dropped when the line is longer than that `\r`; the line ends at its
+//! first NUL byte; tokens are split on spaces only (runs of spaces are one
+//! separator, a tab belongs to its token), at most 23, the rest of the line
+//! left as one more. A storage command's data block (`<bytes>` plus
+//! `\r\n`) follows its line and is read only when the line passed every
+//! check; a refused line's data is read as the next command line (so
+//! `set k x 0 1\r\na\r\n` answers `CLIENT_ERROR bad command line format`,
+//! then `ERROR` for the line `a`). `noreply` as the last token silences
+//! every answer of that command, errors included, but not the `ERROR` of a
+//! wrong token count, which comes before it is looked at.
+//!
+//! What the proxy does with a request: a request for one key is forwarded
+//! to the key's owner exactly as the client wrote it ([`Request::Keyed`]),
+//! so the owner parses the same bytes; a retrieval of several keys is
+//! split by owner ([`Request::Get`]); what memcached would refuse is
+//! answered here with memcached's words ([`Request::Reply`]); `version` is
+//! asked of a backend; the meta commands and the administrative ones
+//! (`stats`, `flush_all`, ...) are refused with a `CLIENT_ERROR` that says
+//! so (a proxy cannot answer them for the whole pool as one server would).
+//!
+//! Cost: O(line length) to find and split a line, plus the data block for
+//! storage; the only allocation is the key list of a retrieval.
+
+use crate::numbers::{safe_strtol, safe_strtoul, safe_strtoull};
+
+/// memcached's `KEY_MAX_LENGTH`.
+pub const KEY_MAX_LENGTH: usize = 250;
+
+/// memcached's `MAX_TOKENS`: 23 tokens and the rest of the line.
+const MAX_TOKENS: usize = 24;
+
+/// A line without `\n` longer than this is only allowed for a `get` or
+/// `gets` (memcached closes the connection otherwise).
+const SHORT_LINE: usize = 2048;
+
+const ERROR: &[u8] = b"ERROR\r\n";
+const BAD_FORMAT: &[u8] = b"CLIENT_ERROR bad command line format\r\n";
+const BAD_EXPTIME: &[u8] = b"CLIENT_ERROR invalid exptime argument\r\n";
+const BAD_DELTA: &[u8] = b"CLIENT_ERROR invalid numeric delta argument\r\n";
+const DELETE_USAGE: &[u8] =
+    b"CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n";
+const META: &[u8] = b"CLIENT_ERROR ringwise-proxy does not support the meta commands yet\r\n";
+const ADMIN: &[u8] =
+    b"CLIENT_ERROR ringwise-proxy does not forward administrative commands; ask each server\r\n";
+/// What memcached answers a value larger than its item size.
+pub const TOO_LARGE: &[u8] = b"SERVER_ERROR object too large for cache\r\n";
+
+/// The limits of one connection's reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The longest `get`/`gets` line (memcached's is unbounded; the proxy
+    /// closes a connection whose line grows past this).
+    pub max_line: usize,
+    /// The largest data block the proxy buffers; a larger one is read and
+    /// dropped and answered as memcached answers a value over its item
+    /// size ([`TOO_LARGE`]).
+    pub max_value: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_line: 1 << 20,
+            max_value: 2 << 20,
+        }
+    }
+}
+
+/// The retrieval commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retrieval {
+    /// `get` (and the ancient `bget`, which memcached still answers).
+    Get,
+    /// `gets`: with the CAS value.
+    Gets,
+    /// `gat <exptime>`: get and touch.
+    Gat,
+    /// `gats <exptime>`.
+    Gats,
+}
+
+impl Retrieval {
+    /// The command word the proxy sends.
+    pub fn word(self) -> &'static [u8] {
+        match self {
+            Retrieval::Get => b"get",
+            Retrieval::Gets => b"gets",
+            Retrieval::Gat => b"gat",
+            Retrieval::Gats => b"gats",
+        }
+    }
+}
+
+/// One request, borrowing the connection's buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request<'a> {
+    /// Answered by the proxy: `None` when `noreply` silences it.
+    Reply(Option<&'static [u8]>),
+    /// A request about one key, forwarded as written (`bytes`: the line
+    /// with its newline, and the data block of a storage command). The
+    /// owner answers once unless `noreply`.
+    Keyed {
+        /// The key.
+        key: &'a [u8],
+        /// The request's bytes.
+        bytes: &'a [u8],
+        /// Whether the server stays silent.
+        noreply: bool,
+    },
+    /// A retrieval of any number of keys (`exptime` for `gat`/`gats`, as
+    /// written). Every key is at most [`KEY_MAX_LENGTH`] bytes.
+    Get {
+        /// Which command.
+        command: Retrieval,
+        /// `gat`'s expiry token.
+        exptime: Option<&'a [u8]>,
+        /// The keys in request order, repeats kept.
+        keys: Vec<&'a [u8]>,
+    },
+    /// A storage command whose data block is over [`Limits::max_value`]:
+    /// `swallow` more bytes are to be dropped (the block was not read);
+    /// answered [`TOO_LARGE`]. memcached then deletes the key of a `set`
+    /// (no stale value survives a failed set); so does the proxy.
+    TooLarge {
+        /// The key.
+        key: &'a [u8],
+        /// Whether the command was `set`.
+        set: bool,
+        /// Whether the answer is silenced.
+        noreply: bool,
+        /// Bytes still to drop after the line.
+        swallow: usize,
+    },
+    /// `version`: asked of a backend.
+    Version,
+    /// `quit`: answer what came before, then close.
+    Quit,
+    /// memcached would close the connection (a long line without `\n`
+    /// that is not a retrieval, or an HTTP request).
+    Close,
+}
+
+/// The tokens of one line, as `tokenize_command` makes them.
+struct Tokens<'a> {
+    words: [&'a [u8]; MAX_TOKENS],
+    /// The number of tokens, the terminal one counted (memcached's
+    /// `ntokens`).
+    count: usize,
+}
+
+impl<'a> Tokens<'a> {
+    fn split(line: &'a [u8]) -> Self {
+        let mut words: [&[u8]; MAX_TOKENS] = [b""; MAX_TOKENS];
+        let mut count = 0;
+        let mut rest = line;
+        while count < MAX_TOKENS - 1 {
+            let start = rest.iter().position(|&b| b != b' ').unwrap_or(rest.len());
+            rest = &rest[start..];
+            if rest.is_empty() {
+                break;
+            }
+            let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+            words[count] = &rest[..end];
+            count += 1;
+            rest = &rest[end..];
+        }
+        Tokens {
+            words,
+            count: count + 1,
+        }
+    }
+
+    /// Token `i` (empty past the end).
+    fn get(&self, i: usize) -> &'a [u8] {
+        self.words[i]
+    }
+
+    /// memcached's `set_noreply_maybe`: the last token is `noreply`.
+    fn noreply(&self) -> bool {
+        self.count >= 2 && self.words[self.count - 2] == b"noreply"
+    }
+}
+
+/// Reads the next request from `buf`: `None` when it is not all there
+/// yet, otherwise the request and how many bytes of `buf` it took.
+pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Option<(Request<'a>, usize)> {
+    let Some(newline) = memchr::memchr(b'\n', buf) else {
+        return incomplete_line(buf, limits);
+    };
+    let next = newline + 1;
+    let mut line = &buf[..newline];
+    if line.len() > 1 && line.ends_with(b"\r") {
+        line = &line[..line.len() - 1];
+    }
+    if let Some(nul) = memchr::memchr(0, line) {
+        line = &line[..nul];
+    }
+    let tokens = Tokens::split(line);
+    let reply = |r: &'static [u8]| Some((Request::Reply(Some(r)), next));
+    let command = tokens.get(0);
+    if tokens.count < 2 || command.len() < 2 {
+        return reply(ERROR);
+    }
+    if command[0] == b'm' && command.len() == 2 {
+        return match command[1] {
+            b'n' => reply(b"MN\r\n"),
+            b'g' | b'd' | b'a' | b'e' => reply(META),
+            // ms carries a data block: drop it when its length reads.
+            b's' => match safe_strtol(tokens.get(2)) {
+                Some(len) if len >= 0 && tokens.count >= 4 => {
+                    let swallow = len as usize + 2;
+                    (buf.len() >= next + swallow)
+                        .then_some((Request::Reply(Some(META)), next + swallow))
+                }
+                _ => reply(META),
+            },
+            _ => reply(ERROR),
+        };
+    }
+    let between = |min: usize, max: usize| (min..=max).contains(&tokens.count);
+    match command {
+        b"get" | b"bget" | b"gets" | b"gat" | b"gats" => {
+            if tokens.count < 3 {
+                return reply(ERROR);
+            }
+            retrieval(command, line, next)
+        }
+        b"set" | b"add" | b"replace" | b"append" | b"prepend" if between(6, 7) => {
+            storage(&tokens, buf, next, false, limits)
+        }
+        b"cas" if between(7, 8) => storage(&tokens, buf, next, true, limits),
+        b"incr" | b"decr" | b"touch" if between(4, 5) => {
+            let noreply = tokens.noreply();
+            let key = tokens.get(1);
+            let silenced = |r: &'static [u8]| Some((Request::Reply((!noreply).then_some(r)), next));
+            if key.len() > KEY_MAX_LENGTH {
+                return silenced(BAD_FORMAT);
+            }
+            if command == b"touch" {
+                if safe_strtol(tokens.get(2)).is_none() {
+                    return silenced(BAD_EXPTIME);
+                }
+            } else if safe_strtoull(tokens.get(2)).is_none() {
+                return silenced(BAD_DELTA);
+            }
+            keyed(key, &buf[..next], noreply)
+        }
+        b"delete" if between(3, 5) => {
+            let mut noreply = false;
+            if tokens.count > 3 {
+                let hold_is_zero = tokens.get(2) == b"0";
+                noreply = tokens.noreply();
+                let valid = (tokens.count == 4 && (hold_is_zero || noreply))
+                    || (tokens.count == 5 && hold_is_zero && noreply);
+                if !valid {
+                    return Some((Request::Reply((!noreply).then_some(DELETE_USAGE)), next));
+                }
+            }
+            let key = tokens.get(1);
+            if key.len() > KEY_MAX_LENGTH {
+                return Some((Request::Reply((!noreply).then_some(BAD_FORMAT)), next));
+            }
+            keyed(key, &buf[..next], noreply)
+        }
+        b"version" => Some((Request::Version, next)),
+        b"quit" => Some((Request::Quit, next)),
+        b"stats" | b"shutdown" | b"slabs" | b"cache_memlimit" | b"flush_all" | b"lru_crawler"
+        | b"watch" | b"verbosity" | b"lru" => reply(ADMIN),
+        // A known command with the wrong number of tokens.
+        b"set" | b"add" | b"replace" | b"append" | b"prepend" | b"cas" | b"incr" | b"decr"
+        | b"touch" | b"delete" => reply(ERROR),
+        // memcached's last resort, reached only by words that do not start
+        // like one of its commands (`GET / HTTP/1.1` does).
+        _ if !b"gsacidt".contains(&command[0])
+            && tokens.get(tokens.count - 2).starts_with(b"HTTP/") =>
+        {
+            Some((Request::Close, next))
+        }
+        _ => reply(ERROR),
+    }
+}
+
+/// No `\n` yet: wait, unless memcached would give up on the line.
+fn incomplete_line<'a>(buf: &'a [u8], limits: &Limits) -> Option<(Request<'a>, usize)> {
+    if buf.len() <= SHORT_LINE {
+        return None;
+    }
+    let spaces = buf.iter().take_while(|&&b| b == b' ').count();
+    let rest = &buf[spaces..];
+    let retrieval = rest.starts_with(b"get ") || rest.starts_with(b"gets ");
+    if spaces > 100 || !retrieval || buf.len() > limits.max_line {
+        return Some((Request::Close, buf.len()));
+    }
+    None
+}
+
+/// `get`, `gets`, `gat`, `gats` over the whole line (memcached reads
+/// more than 23 keys in rounds of tokens; the keys are the same).
+fn retrieval<'a>(command: &[u8], line: &'a [u8], next: usize) -> Option<(Request<'a>, usize)> {
+    let which = match command {
+        b"get" | b"bget" => Retrieval::Get,
+        b"gets" => Retrieval::Gets,
+        b"gat" => Retrieval::Gat,
+        _ => Retrieval::Gats,
+    };
+    let mut words = line.split(|&b| b == b' ').filter(|w| !w.is_empty()).skip(1);
+    let exptime = match which {
+        Retrieval::Gat | Retrieval::Gats => {
+            let token = words.next().unwrap_or_default();
+            if safe_strtol(token).is_none() {
+                return Some((Request::Reply(Some(BAD_EXPTIME)), next));
+            }
+            Some(token)
+        }
+        _ => None,
+    };
+    let keys: Vec<&[u8]> = words.collect();
+    // One key too long and memcached answers only this, whatever it found.
+    if keys.iter().any(|k| k.len() > KEY_MAX_LENGTH) {
+        return Some((Request::Reply(Some(BAD_FORMAT)), next));
+    }
+    let request = Request::Get {
+        command: which,
+        exptime,
+        keys,
+    };
+    Some((request, next))
+}
+
+/// `set`, `add`, `replace`, `append`, `prepend` and `cas`, checked in
+/// `process_update_command`'s order.
+fn storage<'a>(
+    tokens: &Tokens<'a>,
+    buf: &'a [u8],
+    next: usize,
+    cas: bool,
+    limits: &Limits,
+) -> Option<(Request<'a>, usize)> {
+    let noreply = tokens.noreply();
+    let refuse = Some((Request::Reply((!noreply).then_some(BAD_FORMAT)), next));
+    let key = tokens.get(1);
+    if key.len() > KEY_MAX_LENGTH {
+        return refuse;
+    }
+    let numbers = safe_strtoul(tokens.get(2)).is_some()
+        && safe_strtol(tokens.get(3)).is_some()
+        && (!cas || safe_strtoull(tokens.get(5)).is_some());
+    let Some(len) = safe_strtol(tokens.get(4)).filter(|_| numbers) else {
+        return refuse;
+    };
+    if len < 0 || len > i32::MAX - 2 {
+        return refuse;
+    }
+    let block = len as usize + 2;
+    if block > limits.max_value {
+        let set = tokens.get(0) == b"set";
+        let swallow = block;
+        return Some((
+            Request::TooLarge {
+                key,
+                set,
+                noreply,
+                swallow,
+            },
+            next,
+        ));
+    }
+    if buf.len() < next + block {
+        return None;
+    }
+    keyed(key, &buf[..next + block], noreply)
+}
+
+fn keyed<'a>(key: &'a [u8], bytes: &'a [u8], noreply: bool) -> Option<(Request<'a>, usize)> {
+    let len = bytes.len();
+    Some((
+        Request::Keyed {
+            key,
+            bytes,
+            noreply,
+        },
+        len,
+    ))
+}
