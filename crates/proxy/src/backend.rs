@@ -127,7 +127,9 @@ async fn run(address: String, mut queue: mpsc::Receiver<Job>, connect_timeout: D
             }
             if let Some(reply) = job.reply {
                 if let Err(mpsc::error::SendError(reply)) = waiting.send(reply) {
-                    let _ = reply.1.send(Err(failure(&address, "the connection closed")));
+                    let _ = reply
+                        .1
+                        .send(Err(failure(&address, "the connection closed")));
                     break;
                 }
             }

@@ -164,7 +164,9 @@ async fn forward(
 ) -> Option<oneshot::Receiver<Answer>> {
     let Some((_, backend)) = pool.route(key, client) else {
         let (tx, rx) = oneshot::channel();
-        let _ = tx.send(Err(b"SERVER_ERROR ringwise-proxy: the pool is empty\r\n".to_vec()));
+        let _ = tx.send(Err(
+            b"SERVER_ERROR ringwise-proxy: the pool is empty\r\n".to_vec()
+        ));
         return expect.map(|_| rx);
     };
     match expect {

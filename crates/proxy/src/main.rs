@@ -20,7 +20,12 @@ struct Args {
     #[arg(long, default_value = "127.0.0.1:22122", value_name = "ADDR")]
     listen: String,
     /// A ringwise cluster file whose node names are the servers' host:port.
-    #[arg(long, value_name = "FILE", conflicts_with = "nutcracker", required_unless_present = "nutcracker")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "nutcracker",
+        required_unless_present = "nutcracker"
+    )]
     cluster: Option<PathBuf>,
     /// A twemproxy nutcracker.yml: its pool routes exactly as nutcracker does.
     #[arg(long, value_name = "FILE")]

@@ -28,6 +28,12 @@
 //! (`stats`, `flush_all`, ...) are refused with a `CLIENT_ERROR` that says
 //! so (a proxy cannot answer them for the whole pool as one server would).
 //!
+//! Not reproduced: when a `get` names a key over 250 bytes, memcached
+//! answers `CLIENT_ERROR bad command line format` and also drops the
+//! answers to earlier requests it has not written yet (which depends on
+//! its buffering); the proxy answers the same error and keeps the earlier
+//! answers.
+//!
 //! Cost: O(line length) to find and split a line, plus the data block for
 //! storage; the only allocation is the key list of a retrieval.
 
@@ -358,7 +364,7 @@ fn storage<'a>(
     let Some(len) = safe_strtol(tokens.get(4)).filter(|_| numbers) else {
         return refuse;
     };
-    if len < 0 || len > i32::MAX - 2 {
+    if !(0..=i32::MAX - 2).contains(&len) {
         return refuse;
     }
     let block = len as usize + 2;

@@ -1,0 +1,29 @@
+//! The proxy against real programs, as modules of one test binary.
+//!
+//! Every test starts its own `memcached`s (Debian's 1.6.18), the
+//! `ringwise-proxy` built with this crate, and for the twemproxy test a
+//! real `nutcracker`, each on a free loopback port through `setpriv
+//! --pdeathsig KILL` and killed by its pid when the test ends, however it
+//! ends (`process::Guard`). `scripts/install-test-deps` installs memcached
+//! and nutcracker; a missing one fails the test with that hint, never
+//! skips it.
+//!
+//! - `conformance`: the same requests to one memcached directly and
+//!   through the proxy (to one server, and to a pool of three): the
+//!   answers are byte for byte the same;
+//! - `routing`: keys set through the proxy land on the server the
+//!   library's placement names, for several algorithms of a cluster file;
+//! - `twemproxy`: one `nutcracker.yml` given to nutcracker and to the
+//!   proxy; what one writes the other reads, from the same memcached.
+
+#[path = "../../ringwise/tests/support/process.rs"]
+#[allow(dead_code, reason = "shared with the other crates' tests")]
+mod process;
+#[path = "../../ringwise/tests/support/rng.rs"]
+mod rng;
+
+mod servers;
+
+mod conformance;
+mod routing;
+mod twemproxy;
