@@ -67,6 +67,10 @@ pub struct Imported {
     /// apart from its name: a named twemproxy server. `None`: the name is
     /// the address. What a proxy routing the pool connects to.
     pub addresses: Vec<Option<String>>,
+    /// The peer's other settings as written, `(name, value, line)`: what
+    /// does not place keys but a program standing in for the peer reads
+    /// (twemproxy's `listen`, `timeout`, `auto_eject_hosts`...).
+    pub directives: Vec<(String, String, usize)>,
     /// What was read but does not change placement, or was decided (one
     /// line each, e.g. "line 3: --CONNECT-TIMEOUT=200 does not change
     /// placement"), printed with the result.
@@ -84,6 +88,7 @@ impl Imported {
             members: Vec::new(),
             member_lines: Vec::new(),
             addresses: Vec::new(),
+            directives: Vec::new(),
             notes: Vec::new(),
             selected: None,
         }

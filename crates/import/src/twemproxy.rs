@@ -133,6 +133,7 @@ fn read_pool(pool: &Node) -> Result<Imported, ImportError> {
     settings.hash = Some("fnv1a64-twemproxy".into());
     settings.params = vec![(Param::Flavor, ParamValue::Flavor(Flavor::Twemproxy))];
     let mut notes = Vec::new();
+    let mut directives = Vec::new();
     let mut servers = None;
     for (key, node) in entries {
         let line = node.line;
@@ -153,6 +154,7 @@ fn read_pool(pool: &Node) -> Result<Imported, ImportError> {
                 format!("`{key}` takes one value, not {}", node.kind()),
             )
         })?;
+        directives.push((key.clone(), value.to_owned(), line));
         let setting = format!("{key}: {value}");
         match key.as_str() {
             "hash" => {
@@ -245,6 +247,7 @@ fn read_pool(pool: &Node) -> Result<Imported, ImportError> {
     }
     let mut imported = Imported::new(settings);
     imported.notes = notes;
+    imported.directives = directives;
     for item in items {
         let text = item.text().ok_or_else(|| {
             syntax(

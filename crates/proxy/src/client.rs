@@ -1,13 +1,17 @@
 //! One client's connection: requests read, routed and answered in order.
 //!
 //! How it works: a reader parses requests ([`crate::request::parse`]),
-//! sends each to its owner's connection (a retrieval of several keys to
+//! routes each key on the routing in force ([`crate::routing`]), sends
+//! each request to its owner's connection (a retrieval of several keys to
 //! each owner of some of them, in one request per owner) and queues what
 //! the answer will be made of; a writer takes the queue in order, waits
 //! for each answer and writes it. A retrieval split over servers is put
 //! back in request order: each server's hits come in the order of its
 //! keys, so walking the request's keys and taking a server's next hit
 //! when its key matches restores memcached's order, repeats included.
+//! During a warm-up window, moved keys follow [`crate::warm`]: writes on
+//! the reader's side (awaited, so the client's order holds), fallback
+//! reads on the writer's.
 //!
 //! Bounds: the queue holds at most [`PIPELINE`] requests, so a client that
 //! sends without reading stops being read once it is full; the read
@@ -24,13 +28,19 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::backend::{Answer, Job, failure};
+use crate::backend::{Answer, Job};
 use crate::pool::Pool;
-use crate::request::{Limits, Request, Retrieval, TOO_LARGE, parse};
-use crate::response::{Expect, values};
+use crate::request::{Limits, Request, TOO_LARGE, parse};
+use crate::response::Expect;
+use crate::retrieve::{Pending, Retrieve, write_retrieval};
+use crate::routing::Routing;
+use crate::server::Server;
+use crate::warm::{ask, line, tell, warm};
 
 /// How many requests of one client may wait for their answers.
 pub const PIPELINE: usize = 1024;
+
+const EMPTY: &[u8] = b"SERVER_ERROR ringwise-proxy: the pool has no server\r\n";
 
 /// The settings every connection shares.
 #[derive(Debug, Clone, Copy)]
@@ -38,22 +48,8 @@ pub struct Settings {
     /// The reader's limits.
     pub limits: Limits,
     /// How long an answer may take before the client gets a
-    /// `SERVER_ERROR` instead.
+    /// `SERVER_ERROR` instead (and the server a failure).
     pub timeout: Duration,
-}
-
-/// What the writer sends for one request.
-enum Pending {
-    Now(&'static [u8]),
-    One(oneshot::Receiver<Answer>),
-    /// A retrieval over several servers: the keys in request order with
-    /// the part that holds each, and each part's answer.
-    Split {
-        keys: Vec<(Vec<u8>, usize)>,
-        parts: Vec<oneshot::Receiver<Answer>>,
-    },
-    /// Nothing more: close after what came before.
-    Close,
 }
 
 /// Serves one client until it closes, quits or breaks the protocol.
@@ -78,6 +74,7 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                 break;
             };
             start += used;
+            let routing = pool.routing();
             let pending = match request {
                 Request::Reply(Some(text)) => Pending::Now(text),
                 Request::Reply(None) => continue,
@@ -85,18 +82,19 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     key,
                     bytes,
                     noreply,
-                } => {
-                    let expect = (!noreply).then_some(Expect::Line);
-                    match forward(&pool, key, client, bytes.to_vec(), expect).await {
-                        Some(answer) => Pending::One(answer),
-                        None => continue,
-                    }
-                }
+                } => match keyed(&routing, client, key, bytes, noreply, settings.timeout).await {
+                    Some(pending) => pending,
+                    None => continue,
+                },
                 Request::Get {
                     command,
                     exptime,
                     keys,
-                } => retrieve(&pool, client, command, exptime, &keys).await,
+                } => {
+                    Retrieve::new(&routing, client, command, exptime, &keys)
+                        .send()
+                        .await
+                }
                 Request::TooLarge {
                     key,
                     set,
@@ -104,29 +102,29 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     swallow: more,
                 } => {
                     swallow = more;
-                    if set {
-                        let mut delete = b"delete ".to_vec();
-                        delete.extend_from_slice(key);
-                        delete.extend_from_slice(b" noreply\r\n");
-                        forward(&pool, key, client, delete, None).await;
+                    // memcached deletes the key of a failed set: so here.
+                    if let (true, Some((owner, old))) = (set, routing.route(key)) {
+                        routing.written(key);
+                        tell(owner, client, line(b"delete", key, b" noreply\r\n")).await;
+                        if let Some(old) = old {
+                            tell(old, client, line(b"delete", key, b" noreply\r\n")).await;
+                        }
                     }
                     if noreply {
                         continue;
                     }
                     Pending::Now(TOO_LARGE)
                 }
-                Request::Version => {
-                    let (tx, rx) = oneshot::channel();
-                    match pool.backend(0, client) {
-                        Some(backend) => {
-                            let bytes = b"version\r\n".to_vec();
-                            let reply = Some((Expect::Line, tx));
-                            backend.send(Job { bytes, reply }).await;
-                            Pending::One(rx)
-                        }
-                        None => Pending::Now(b"SERVER_ERROR ringwise-proxy: the pool is empty\r\n"),
+                Request::Version => match routing.current.servers.first() {
+                    Some(server) => {
+                        let bytes = b"version\r\n".to_vec();
+                        Pending::One(
+                            server.clone(),
+                            send(server, client, bytes, Expect::Line).await,
+                        )
                     }
-                }
+                    None => Pending::Now(EMPTY),
+                },
                 Request::Quit | Request::Close => {
                     let _ = queue.send(Pending::Close).await;
                     break 'conn;
@@ -137,9 +135,6 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
             }
         }
         buf.drain(..start);
-        if buf.len() > settings.limits.max_line.max(settings.limits.max_value) {
-            break;
-        }
         if buf.capacity() - buf.len() < 4096 {
             buf.reserve(16 * 1024);
         }
@@ -152,96 +147,85 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
     let _ = writer.await;
 }
 
-/// Sends `bytes` to the owner of `key`; the answer's receiver when one is
-/// expected (`None` under `noreply`, and an error answer when the pool is
-/// empty).
-async fn forward(
-    pool: &Pool,
-    key: &[u8],
+/// Queues `bytes` for `server`; the receiver of its answer.
+pub async fn send(
+    server: &Server,
     client: usize,
     bytes: Vec<u8>,
-    expect: Option<Expect>,
-) -> Option<oneshot::Receiver<Answer>> {
-    let Some((_, backend)) = pool.route(key, client) else {
-        let (tx, rx) = oneshot::channel();
-        let _ = tx.send(Err(
-            b"SERVER_ERROR ringwise-proxy: the pool is empty\r\n".to_vec()
-        ));
-        return expect.map(|_| rx);
-    };
-    match expect {
-        None => {
-            backend.send(Job { bytes, reply: None }).await;
-            None
-        }
-        Some(expect) => {
-            let (tx, rx) = oneshot::channel();
-            let reply = Some((expect, tx));
-            backend.send(Job { bytes, reply }).await;
-            Some(rx)
-        }
-    }
+    expect: Expect,
+) -> oneshot::Receiver<Answer> {
+    let (tx, rx) = oneshot::channel();
+    let reply = Some((expect, tx));
+    server.connection(client).send(Job { bytes, reply }).await;
+    rx
 }
 
-/// A retrieval: one request per owner of some of the keys.
-async fn retrieve(
-    pool: &Pool,
+/// A request about one key; `None` when nothing is to be answered.
+async fn keyed(
+    routing: &Routing,
     client: usize,
-    command: Retrieval,
-    exptime: Option<&[u8]>,
-    keys: &[&[u8]],
-) -> Pending {
-    if keys.is_empty() {
-        return Pending::Now(b"END\r\n");
-    }
-    if pool.is_empty() {
-        return Pending::Now(b"SERVER_ERROR ringwise-proxy: the pool is empty\r\n");
-    }
-    // Each owner's request line, in the order owners first appear.
-    let mut owners: Vec<(usize, Vec<u8>)> = Vec::new();
-    let mut placed = Vec::with_capacity(keys.len());
-    for key in keys {
-        let Some((node, _)) = pool.route(key, client) else {
-            continue;
-        };
-        let part = match owners.iter().position(|(n, _)| *n == node) {
-            Some(part) => part,
-            None => {
-                let mut line = command.word().to_vec();
-                if let Some(exptime) = exptime {
-                    line.push(b' ');
-                    line.extend_from_slice(exptime);
-                }
-                owners.push((node, line));
-                owners.len() - 1
-            }
-        };
-        owners[part].1.push(b' ');
-        owners[part].1.extend_from_slice(key);
-        placed.push((key.to_vec(), part));
-    }
-    let mut parts = Vec::with_capacity(owners.len());
-    for (node, mut line) in owners.iter().cloned() {
-        line.extend_from_slice(b"\r\n");
-        let (tx, rx) = oneshot::channel();
-        match pool.backend(node, client) {
-            Some(backend) => {
-                let reply = Some((Expect::Values, tx));
-                backend.send(Job { bytes: line, reply }).await;
-            }
-            None => {
-                let _ = tx.send(Err(failure("?", "no connection")));
-            }
+    key: &[u8],
+    bytes: &[u8],
+    noreply: bool,
+    timeout: Duration,
+) -> Option<Pending> {
+    let Some((owner, old)) = routing.route(key) else {
+        return (!noreply).then_some(Pending::Now(EMPTY));
+    };
+    let Some(old) = old else {
+        if noreply {
+            tell(owner, client, bytes.to_vec()).await;
+            return None;
         }
-        parts.push(rx);
+        let answer = send(owner, client, bytes.to_vec(), Expect::Line).await;
+        return Some(Pending::One(owner.clone(), answer));
+    };
+    // A moved key during the warm-up window.
+    let verb = bytes
+        .split(|&b| b == b' ')
+        .find(|w| !w.is_empty())
+        .unwrap_or_default();
+    let delete_old = line(b"delete", key, b" noreply\r\n");
+    match verb {
+        b"set" => routing.written(key),
+        b"delete" => {
+            routing.written(key);
+            let on_new = send(owner, client, line(b"delete", key, b"\r\n"), Expect::Line).await;
+            let on_old = ask(
+                old,
+                client,
+                line(b"delete", key, b"\r\n"),
+                Expect::Line,
+                timeout,
+            );
+            let old_deleted = on_old.await.is_some_and(|a| a == b"DELETED\r\n");
+            // Once more after the timeout: a warm-up copy read before this
+            // delete may land after it.
+            let (again, server) = (line(b"delete", key, b" noreply\r\n"), owner.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(timeout).await;
+                tell(&server, client, again).await;
+            });
+            if noreply {
+                return None;
+            }
+            return Some(Pending::Deleted(owner.clone(), on_new, old_deleted));
+        }
+        _ => {
+            // Found as before the change: copy it first.
+            warm(routing, owner, old, client, key, timeout).await;
+            routing.written(key);
+        }
     }
-    if parts.len() == 1 {
-        return Pending::One(parts.remove(0));
-    }
-    Pending::Split {
-        keys: placed,
-        parts,
-    }
+    let answer = match noreply {
+        true => {
+            tell(owner, client, bytes.to_vec()).await;
+            None
+        }
+        false => Some(send(owner, client, bytes.to_vec(), Expect::Line).await),
+    };
+    tell(old, client, delete_old).await;
+    answer.map(|a| Pending::One(owner.clone(), a))
 }
 
 async fn write_answers(
@@ -266,16 +250,20 @@ async fn write_answers(
         };
         let written = match next {
             Pending::Now(text) => write.write_all(text).await,
-            Pending::One(answer) => {
-                let bytes = wait(answer, timeout).await;
+            Pending::One(server, answer) => {
+                let bytes = wait(&server, answer, timeout).await;
                 write.write_all(bytes.as_ref().unwrap_or_else(|e| e)).await
             }
-            Pending::Split { keys, parts } => {
-                let mut answers = Vec::with_capacity(parts.len());
-                for part in parts {
-                    answers.push(wait(part, timeout).await);
-                }
-                write.write_all(&assemble(&keys, &answers)).await
+            Pending::Deleted(server, answer, old_deleted) => {
+                let bytes = match wait(&server, answer, timeout).await {
+                    Ok(_) if old_deleted => b"DELETED\r\n".to_vec(),
+                    Ok(bytes) | Err(bytes) => bytes,
+                };
+                write.write_all(&bytes).await
+            }
+            Pending::Retrieval(retrieval) => {
+                let bytes = write_retrieval(retrieval, timeout).await;
+                write.write_all(&bytes).await
             }
             Pending::Close => break,
         };
@@ -287,35 +275,20 @@ async fn write_answers(
     let _ = write.shutdown().await;
 }
 
-async fn wait(answer: oneshot::Receiver<Answer>, timeout: Duration) -> Answer {
-    match tokio::time::timeout(timeout, answer).await {
+/// An answer within the timeout, counted for the server's health.
+pub async fn wait(server: &Server, answer: oneshot::Receiver<Answer>, timeout: Duration) -> Answer {
+    let result = match tokio::time::timeout(timeout, answer).await {
         Ok(Ok(answer)) => answer,
         Ok(Err(_)) => Err(b"SERVER_ERROR ringwise-proxy: the request was dropped\r\n".to_vec()),
-        Err(_) => Err(b"SERVER_ERROR ringwise-proxy: the server timed out\r\n".to_vec()),
+        Err(_) => Err(format!(
+            "SERVER_ERROR ringwise-proxy: server {} timed out\r\n",
+            server.address()
+        )
+        .into_bytes()),
+    };
+    match result {
+        Ok(_) => server.answered(),
+        Err(_) => server.failed(),
     }
-}
-
-/// The answer of a split retrieval: the hits in request order and `END`,
-/// or the first part's error.
-fn assemble(keys: &[(Vec<u8>, usize)], answers: &[Answer]) -> Vec<u8> {
-    let mut hits = Vec::with_capacity(answers.len());
-    for answer in answers {
-        match answer {
-            Ok(bytes) if bytes.starts_with(b"VALUE ") || bytes.starts_with(b"END\r\n") => {
-                hits.push(values(bytes).peekable());
-            }
-            Ok(error) | Err(error) => return error.clone(),
-        }
-    }
-    let mut out = Vec::new();
-    for (key, part) in keys {
-        let next = &mut hits[*part];
-        if next.peek().is_some_and(|(k, _)| k == key) {
-            if let Some((_, block)) = next.next() {
-                out.extend_from_slice(block);
-            }
-        }
-    }
-    out.extend_from_slice(b"END\r\n");
-    out
+    result
 }

@@ -20,5 +20,17 @@ pub mod client;
 mod numbers;
 #[cfg(feature = "server")]
 pub mod pool;
+#[cfg(feature = "server")]
+pub mod reload;
 pub mod request;
 pub mod response;
+#[cfg(feature = "server")]
+pub mod retrieve;
+#[cfg(feature = "server")]
+pub mod routing;
+#[cfg(feature = "server")]
+pub mod server;
+#[cfg(feature = "server")]
+pub mod stats;
+#[cfg(feature = "server")]
+pub mod warm;

@@ -1,25 +1,35 @@
 //! The `ringwise-proxy` binary: flags, the pool, the accept loop.
+//!
+//! With `--nutcracker`, the pool's own directives are the defaults, as
+//! nutcracker reads them: `listen`, `timeout`, `server_connections`,
+//! `auto_eject_hosts`, `server_failure_limit`, `server_retry_timeout`; a
+//! flag given overrides its directive.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use clap::Parser;
 use ringwise_proxy::client::{self, Settings};
-use ringwise_proxy::pool::{Pool, Source};
+use ringwise_proxy::pool::{Options, Pool, Source, nutcracker_directives};
+use ringwise_proxy::reload::{self, Watched};
 use ringwise_proxy::request::Limits;
+use ringwise_proxy::server::Ejection;
+use ringwise_proxy::stats;
 use tokio::net::TcpListener;
 
 /// A memcached proxy: every key to its owner under any ringwise placement.
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
-    /// Address to listen on (port 0: any free port; the address taken is
-    /// printed on stderr as `listening on ADDR`).
-    #[arg(long, default_value = "127.0.0.1:22122", value_name = "ADDR")]
-    listen: String,
+    /// Address to listen on [default: the pool's `listen`, else
+    /// 127.0.0.1:22122]. The address taken is printed on stderr as
+    /// `listening on ADDR`.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
     /// A ringwise cluster file whose node names are the servers' host:port.
+    /// Read again on SIGHUP and when it changes.
     #[arg(
         long,
         value_name = "FILE",
@@ -27,53 +37,159 @@ struct Args {
         required_unless_present = "nutcracker"
     )]
     cluster: Option<PathBuf>,
-    /// A twemproxy nutcracker.yml: its pool routes exactly as nutcracker does.
+    /// A twemproxy nutcracker.yml: its pool routes exactly as nutcracker
+    /// does. Read again on SIGHUP and when it changes.
     #[arg(long, value_name = "FILE")]
     nutcracker: Option<PathBuf>,
     /// Which pool of the nutcracker.yml (needed when it has several).
     #[arg(long, value_name = "NAME", requires = "nutcracker")]
     pool: Option<String>,
     /// Connections to each server (a client uses one of them, so its
-    /// requests to a server stay in order).
-    #[arg(long, default_value_t = 2, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-    server_connections: u16,
-    /// Milliseconds an answer may take before the client gets a SERVER_ERROR.
-    #[arg(long, default_value_t = 1000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
-    timeout: u64,
+    /// requests to a server stay in order) [default: the pool's
+    /// `server_connections`, else 2].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    server_connections: Option<u32>,
+    /// Milliseconds an answer may take before the client gets a
+    /// SERVER_ERROR [default: the pool's `timeout`, else 1000].
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    timeout: Option<u64>,
+    /// Take a server out of the ring after `--server-failure-limit`
+    /// failures in a row, for `--server-retry-timeout` [default: the
+    /// pool's `auto_eject_hosts`, else false].
+    #[arg(long, value_name = "BOOL")]
+    auto_eject_hosts: Option<bool>,
+    /// [default: the pool's `server_failure_limit`, else 2]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    server_failure_limit: Option<u32>,
+    /// Milliseconds [default: the pool's `server_retry_timeout`, else 30000].
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    server_retry_timeout: Option<u64>,
+    /// Seconds after a membership change during which a moved key missing
+    /// on its new server is read from its previous one and copied (0: off).
+    #[arg(long, default_value_t = 60, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    warm_up: u64,
+    /// Milliseconds between checks of the membership file.
+    #[arg(long, default_value_t = 1000, value_name = "MS", value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+    reload_interval: u64,
+    /// Serve the per-server counters as JSON on this address.
+    #[arg(long, value_name = "ADDR")]
+    stats: Option<String>,
+    /// Print the counters as one JSON line every SECONDS on stdout.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    stats_interval: Option<u64>,
     /// Worker threads.
     #[arg(long, default_value_t = 2, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     threads: u16,
 }
 
+/// The pool's directives that the flags default to.
+#[derive(Debug, Default)]
+struct Directives {
+    listen: Option<String>,
+    timeout: Option<u64>,
+    server_connections: Option<u32>,
+    auto_eject_hosts: Option<bool>,
+    server_failure_limit: Option<u32>,
+    server_retry_timeout: Option<u64>,
+}
+
+fn directives(list: &[(String, String, usize)]) -> anyhow::Result<Directives> {
+    let mut d = Directives::default();
+    for (name, value, line) in list {
+        let bad = || format!("line {line}: `{name}: {value}` is not valid");
+        match name.as_str() {
+            "listen" => d.listen = Some(value.clone()),
+            "timeout" => d.timeout = Some(value.parse().with_context(bad)?),
+            "server_connections" => d.server_connections = Some(value.parse().with_context(bad)?),
+            "auto_eject_hosts" => d.auto_eject_hosts = Some(value.parse().with_context(bad)?),
+            "server_failure_limit" => {
+                d.server_failure_limit = Some(value.parse().with_context(bad)?)
+            }
+            "server_retry_timeout" => {
+                d.server_retry_timeout = Some(value.parse().with_context(bad)?)
+            }
+            _ => {}
+        }
+    }
+    Ok(d)
+}
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let read = |path: &PathBuf| {
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    let (path, nutcracker) = match (&args.cluster, &args.nutcracker) {
+        (Some(path), _) => (path.clone(), None),
+        (None, Some(path)) => (path.clone(), Some(args.pool.clone())),
+        (None, None) => bail!("give --cluster FILE or --nutcracker FILE"),
     };
-    let source = match (&args.cluster, &args.nutcracker) {
-        (Some(path), _) => Source::Cluster(read(path)?),
-        (None, Some(path)) => Source::Nutcracker {
-            text: read(path)?,
-            pool: args.pool.clone(),
-        },
-        (None, None) => anyhow::bail!("give --cluster FILE or --nutcracker FILE"),
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let file = match &nutcracker {
+        Some(pool) => directives(&nutcracker_directives(&text, pool.as_deref())?)
+            .with_context(|| format!("in {}", path.display()))?,
+        None => Directives::default(),
     };
+    let watched = Watched { path, nutcracker };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(usize::from(args.threads))
         .enable_all()
         .build()
         .context("starting the runtime")?;
-    runtime.block_on(run(args, source))
+    runtime.block_on(run(args, file, watched, text))
 }
 
-async fn run(args: Args, source: Source) -> anyhow::Result<()> {
-    let timeout = Duration::from_millis(args.timeout);
-    let pool = Pool::start(&source, usize::from(args.server_connections), timeout)
-        .context("reading the pool")?;
-    let pool = Arc::new(pool);
-    let listener = TcpListener::bind(&args.listen)
+async fn run(args: Args, file: Directives, watched: Watched, text: String) -> anyhow::Result<()> {
+    let timeout = Duration::from_millis(args.timeout.or(file.timeout).unwrap_or(1000).max(1));
+    let eject = args
+        .auto_eject_hosts
+        .or(file.auto_eject_hosts)
+        .unwrap_or(false);
+    let failure_limit = args
+        .server_failure_limit
+        .or(file.server_failure_limit)
+        .unwrap_or(2);
+    let retry = args
+        .server_retry_timeout
+        .or(file.server_retry_timeout)
+        .unwrap_or(30_000);
+    let options = Options {
+        connections: args
+            .server_connections
+            .or(file.server_connections)
+            .unwrap_or(2) as usize,
+        connect_timeout: timeout,
+        ejection: Ejection {
+            failure_limit: if eject { failure_limit.max(1) } else { 0 },
+            retry_timeout: Duration::from_millis(retry),
+        },
+        warm_up: Duration::from_secs(args.warm_up),
+    };
+    let source = match &watched.nutcracker {
+        None => Source::Cluster(text.clone()),
+        Some(pool) => Source::Nutcracker {
+            text: text.clone(),
+            pool: pool.clone(),
+        },
+    };
+    let pool = Arc::new(Pool::start(&source, options).context("reading the pool")?);
+    let listen = args
+        .listen
+        .or(file.listen)
+        .unwrap_or_else(|| "127.0.0.1:22122".into());
+    let listener = TcpListener::bind(&listen)
         .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    if let Some(address) = &args.stats {
+        let stats = TcpListener::bind(address)
+            .await
+            .with_context(|| format!("cannot listen on --stats {address}"))?;
+        eprintln!("stats on {}", stats.local_addr()?);
+        tokio::spawn(stats::serve(stats, pool.clone()));
+    }
+    if let Some(seconds) = args.stats_interval {
+        tokio::spawn(stats::lines(pool.clone(), Duration::from_secs(seconds)));
+    }
+    let interval = Duration::from_millis(args.reload_interval);
+    tokio::spawn(reload::follow(pool.clone(), watched, text, interval));
     eprintln!("listening on {}", listener.local_addr()?);
     let settings = Settings {
         limits: Limits::default(),
@@ -81,19 +197,16 @@ async fn run(args: Args, source: Source) -> anyhow::Result<()> {
     };
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                // A failed accept (out of descriptors) must not stop the
-                // proxy: wait a little and go on.
-                match accepted {
-                    Ok((stream, _)) => {
-                        tokio::spawn(client::serve(stream, pool.clone(), settings));
-                    }
-                    Err(err) => {
-                        eprintln!("accept failed: {err}");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    tokio::spawn(client::serve(stream, pool.clone(), settings));
                 }
-            }
+                // Out of descriptors, say: wait a little and go on.
+                Err(err) => {
+                    eprintln!("ringwise-proxy: accept failed: {err}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
             _ = tokio::signal::ctrl_c() => return Ok(()),
         }
     }

@@ -8,22 +8,31 @@
 //! name. Keys are hashed as the placement's clients hash them
 //! ([`Keyed::owner`], hash tag included).
 //!
-//! Cost: building is the placement's build plus one task pair per
-//! connection; [`Pool::route`] is one hash and one lookup.
+//! A change ([`Pool::change`]: the file again, on SIGHUP or when it
+//! changes) builds a new [`Routing`] and swaps it in whole; requests
+//! already routed finish on the old one. Servers are kept by address
+//! across changes, with their connections, health and counters.
+//!
+//! Cost: a build or change is the placement's build plus one task pair
+//! per new connection; routing a key is in [`crate::routing`].
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use arc_swap::ArcSwap;
 use ringwise::{AnyPlacement, ClusterSpec, Keyed, Placement};
 use ringwise_import::Kind;
 
-use crate::backend::Backend;
+use crate::routing::{Routing, Table};
+use crate::server::{Ejection, Server};
 
 /// Where a pool comes from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
-    /// A ringwise cluster file.
+    /// A ringwise cluster file's text.
     Cluster(String),
     /// A `nutcracker.yml` and the pool to take (optional with one pool).
     Nutcracker {
@@ -34,68 +43,112 @@ pub enum Source {
     },
 }
 
-/// The routing table of a pool and its connections.
+/// How the pool's servers are reached and judged.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Connections per server.
+    pub connections: usize,
+    /// How long a connect may take.
+    pub connect_timeout: Duration,
+    /// When a failing server is taken out.
+    pub ejection: Ejection,
+    /// How long after a change a moved key's previous owner is read on a
+    /// miss (zero: no warm-up).
+    pub warm_up: Duration,
+}
+
+/// The routing in force and every server's connections.
 #[derive(Debug)]
 pub struct Pool {
-    keyed: Keyed<AnyPlacement>,
-    /// `backends[node][i]`: connection `i` to the node's server.
-    backends: Vec<Vec<Backend>>,
+    routing: ArcSwap<Routing>,
+    /// Servers by address, kept across changes (their connections and
+    /// counters with them).
+    servers: Mutex<HashMap<String, Arc<Server>>>,
+    options: Options,
     next_client: AtomicUsize,
 }
 
 impl Pool {
-    /// Reads `source` and starts `connections` connections per server
-    /// (each made on its first request).
-    pub fn start(
-        source: &Source,
-        connections: usize,
-        connect_timeout: Duration,
-    ) -> anyhow::Result<Pool> {
+    /// Reads `source` and starts its servers' connections (each made on
+    /// its first request).
+    pub fn start(source: &Source, options: Options) -> anyhow::Result<Pool> {
+        let servers = Mutex::new(HashMap::new());
         let (keyed, addresses) = read(source)?;
-        let connections = connections.max(1);
-        let backends = addresses
-            .into_iter()
-            .map(|address| {
-                (0..connections)
-                    .map(|_| Backend::start(address.clone(), connect_timeout))
-                    .collect()
-            })
-            .collect();
+        let table = table(&servers, &options, keyed, &addresses);
         Ok(Pool {
-            keyed,
-            backends,
+            routing: ArcSwap::from_pointee(Routing::new(table, None, 0)),
+            servers,
+            options,
             next_client: AtomicUsize::new(0),
         })
     }
 
-    /// A new client's connection number: a client keeps one connection
-    /// per server, so its requests to a server stay in order.
+    /// Routes by `source` from now on, if it changes the placement or an
+    /// address; the routing before it is read on misses for the warm-up
+    /// window. Nothing changes when `source` is refused. Returns whether
+    /// the routing changed. O(the placement's build).
+    pub fn change(&self, source: &Source) -> anyhow::Result<bool> {
+        let (keyed, addresses) = read(source)?;
+        let old = self.routing.load_full();
+        let same_addresses = old.current.servers.len() == addresses.len()
+            && old
+                .current
+                .servers
+                .iter()
+                .zip(&addresses)
+                .all(|(s, a)| s.address() == a);
+        let same_placement = old.current.keyed.placement().nodes() == keyed.placement().nodes()
+            && same_owners(&old.current.keyed, &keyed);
+        if same_addresses && same_placement {
+            return Ok(false);
+        }
+        let table = table(&self.servers, &self.options, keyed, &addresses);
+        let previous = (!self.options.warm_up.is_zero())
+            .then(|| (old.current.clone(), Instant::now() + self.options.warm_up));
+        self.routing
+            .store(Arc::new(Routing::new(table, previous, old.epoch + 1)));
+        Ok(true)
+    }
+
+    /// The routing in force.
+    pub fn routing(&self) -> Arc<Routing> {
+        self.routing.load_full()
+    }
+
+    /// A new client's number (which connection of each server it uses).
     pub fn client(&self) -> usize {
         self.next_client.fetch_add(1, Ordering::Relaxed)
     }
+}
 
-    /// The connection of client `client` to the owner of `key`; `None`
-    /// when the pool has no server.
-    pub fn route(&self, key: &[u8], client: usize) -> Option<(usize, &Backend)> {
-        let node = self.keyed.owner(key)? as usize;
-        self.backend(node, client).map(|b| (node, b))
-    }
+/// The servers of `addresses` (running ones reused from `known`).
+fn table(
+    known: &Mutex<HashMap<String, Arc<Server>>>,
+    options: &Options,
+    keyed: Keyed<AnyPlacement>,
+    addresses: &[String],
+) -> Arc<Table> {
+    let mut known = known.lock().unwrap_or_else(PoisonError::into_inner);
+    let servers = addresses
+        .iter()
+        .map(|address| {
+            let start = || {
+                let (n, timeout) = (options.connections, options.connect_timeout);
+                Arc::new(Server::start(address.clone(), n, timeout, options.ejection))
+            };
+            known.entry(address.clone()).or_insert_with(start).clone()
+        })
+        .collect();
+    Arc::new(Table { keyed, servers })
+}
 
-    /// Client `client`'s connection to node `node`.
-    pub fn backend(&self, node: usize, client: usize) -> Option<&Backend> {
-        let conns = self.backends.get(node)?;
-        conns.get(client % conns.len())
-    }
-
-    /// The number of servers.
-    pub fn len(&self) -> usize {
-        self.backends.len()
-    }
-
-    /// Whether the pool has no server.
-    pub fn is_empty(&self) -> bool {
-        self.backends.is_empty()
-    }
+/// Whether two placements over the same nodes put a sample of keys alike
+/// (a settings change without a node change, e.g. vnodes).
+fn same_owners(a: &Keyed<AnyPlacement>, b: &Keyed<AnyPlacement>) -> bool {
+    (0..4096u32).all(|i| {
+        let key = format!("ringwise-proxy-probe:{i}");
+        a.locate(&key) == b.locate(&key)
+    })
 }
 
 /// The placement and each node's address, by node id.
@@ -138,4 +191,13 @@ fn read(source: &Source) -> anyhow::Result<(Keyed<AnyPlacement>, Vec<String>)> {
 fn looks_like_address(name: &str) -> bool {
     name.rsplit_once(':')
         .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0))
+}
+
+/// A `nutcracker.yml` pool's other directives, `(name, value, line)`
+/// (`listen`, `timeout`, `server_connections`, `auto_eject_hosts`, ...).
+pub fn nutcracker_directives(
+    text: &str,
+    pool: Option<&str>,
+) -> anyhow::Result<Vec<(String, String, usize)>> {
+    Ok(ringwise_import::import(Kind::Twemproxy, text, pool)?.directives)
 }

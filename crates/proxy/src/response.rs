@@ -16,6 +16,9 @@ pub enum Expect {
     Line,
     /// `VALUE` blocks and `END`.
     Values,
+    /// A meta command's answer: one line, and when it is `VA <len> ...`
+    /// a data block of `len` bytes and `\r\n`.
+    Meta,
 }
 
 /// A backend sent something that is not a memcached answer.
@@ -32,6 +35,12 @@ pub fn frame(buf: &[u8], expect: Expect) -> Result<Option<usize>, Garbled> {
         };
         let line = &buf[at..at + end];
         let next = at + end + 2;
+        if expect == Expect::Meta {
+            let Some(len) = meta_value_len(line) else {
+                return Ok(Some(next));
+            };
+            return Ok((buf.len() >= next + len + 2).then_some(next + len + 2));
+        }
         if expect == Expect::Line || line == b"END" || is_error(line) {
             return Ok(Some(next));
         }
@@ -69,6 +78,13 @@ fn value_len(line: &[u8]) -> Option<usize> {
     std::str::from_utf8(len).ok()?.parse().ok()
 }
 
+/// The `<len>` of a meta `VA <len> <flags>*` line.
+pub fn meta_value_len(line: &[u8]) -> Option<usize> {
+    let rest = line.strip_prefix(b"VA ")?;
+    let len = rest.split(|&b| b == b' ').next()?;
+    std::str::from_utf8(len).ok()?.parse().ok()
+}
+
 /// The `VALUE` blocks of a whole retrieval answer, each with its key
 /// (without the final `END`). A whole answer was framed by [`frame`].
 pub fn values(answer: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
@@ -98,6 +114,9 @@ mod tests {
         assert_eq!(frame(&two[..20], Expect::Values), Ok(None));
         assert_eq!(frame(b"SERVER_ERROR oom\r\n", Expect::Values), Ok(Some(18)));
         assert!(frame(b"STORED\r\n", Expect::Values).is_err());
+        assert_eq!(frame(b"EN\r\n", Expect::Meta), Ok(Some(4)));
+        assert_eq!(frame(b"VA 2 f5 t-1\r\nhi\r\n", Expect::Meta), Ok(Some(17)));
+        assert_eq!(frame(b"VA 2 f5 t-1\r\nhi", Expect::Meta), Ok(None));
         let keys: Vec<&[u8]> = values(two).map(|(k, _)| k).collect();
         assert_eq!(keys, [&b"a"[..], b"b"]);
         let blocks: Vec<&[u8]> = values(two).map(|(_, b)| b).collect();

@@ -1,0 +1,125 @@
+//! One memcached server of the pool: its connections, its health and its
+//! counters.
+//!
+//! Health follows twemproxy's `auto_eject_hosts` (`nc_server.c`,
+//! `server_failure`): a request that fails (no connection, a broken one,
+//! no answer within the timeout) counts one failure, an answer resets the
+//! count; at `failure_limit` failures in a row the server is ejected for
+//! `retry_timeout`, and its keys go to their next owner meanwhile
+//! ([`crate::routing`]). After the timeout the next request tries it
+//! again: one more failure ejects it again at once (the count was not
+//! reset), an answer re-admits it. `failure_limit` 0 never ejects.
+//!
+//! Cost: a few relaxed atomics per request.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::backend::Backend;
+
+/// When a server is taken out of the ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ejection {
+    /// Failures in a row that eject it (0: never).
+    pub failure_limit: u32,
+    /// How long it stays out.
+    pub retry_timeout: Duration,
+}
+
+/// A server's counters (since the proxy started).
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Requests sent to it.
+    pub requests: AtomicU64,
+    /// Keys a retrieval found on it.
+    pub hits: AtomicU64,
+    /// Keys a retrieval did not find on it.
+    pub misses: AtomicU64,
+    /// Keys found on it as the previous owner during a warm-up window
+    /// (and copied to their new owner).
+    pub fallback_hits: AtomicU64,
+    /// Requests that failed (no answer).
+    pub errors: AtomicU64,
+    /// Times it was ejected.
+    pub ejections: AtomicU64,
+}
+
+/// A server and its connections.
+#[derive(Debug)]
+pub struct Server {
+    address: String,
+    connections: Vec<Backend>,
+    ejection: Ejection,
+    failures: AtomicU32,
+    /// Milliseconds since `started` until which it is out; 0: in.
+    ejected_until: AtomicU64,
+    started: Instant,
+    /// What it did.
+    pub counters: Counters,
+}
+
+impl Server {
+    /// Starts `connections` connections to `address` (each connects on
+    /// its first request).
+    pub fn start(
+        address: String,
+        connections: usize,
+        connect_timeout: Duration,
+        ejection: Ejection,
+    ) -> Server {
+        let connections = (0..connections.max(1))
+            .map(|_| Backend::start(address.clone(), connect_timeout))
+            .collect();
+        Server {
+            address,
+            connections,
+            ejection,
+            failures: AtomicU32::new(0),
+            ejected_until: AtomicU64::new(0),
+            started: Instant::now(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// `host:port`.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// Client `client`'s connection: a client keeps one per server, so
+    /// its requests to a server stay in order.
+    pub fn connection(&self, client: usize) -> &Backend {
+        self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        &self.connections[client % self.connections.len()]
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// Whether it is out of the ring now.
+    pub fn is_ejected(&self) -> bool {
+        let until = self.ejected_until.load(Ordering::Relaxed);
+        until != 0 && until > self.now_ms()
+    }
+
+    /// A request to it got an answer.
+    pub fn answered(&self) {
+        if self.failures.load(Ordering::Relaxed) != 0 {
+            self.failures.store(0, Ordering::Relaxed);
+            self.ejected_until.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// A request to it failed; ejects it at the limit.
+    pub fn failed(&self) {
+        self.counters.errors.fetch_add(1, Ordering::Relaxed);
+        let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+        let limit = self.ejection.failure_limit;
+        if limit > 0 && failures >= limit && !self.is_ejected() {
+            let until = self.now_ms() + self.ejection.retry_timeout.as_millis() as u64;
+            self.ejected_until.store(until.max(1), Ordering::Relaxed);
+            self.counters.ejections.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
