@@ -12,9 +12,9 @@
 //!    `bytes` are the first `used` bytes of the buffer, its key is the
 //!    line's second word (1..=250 bytes, no space, newline or NUL) and its
 //!    `noreply` is whether the last word, after the key, is `noreply`; a
-//!    `Get`'s keys are
-//!    the line's words after the command (and `gat`'s exptime), each
-//!    1..=250 bytes; a `TooLarge`'s `swallow` is over `max_value`; every
+//!    `Get`'s keys are the line's words after the command (and `gat`'s
+//!    exptime), each 1..=250 bytes; a `TooLarge`'s `swallow` is over
+//!    `max_value`; every
 //!    request that is not a storage or `ms` one takes exactly its line;
 //!    where the length token is plain digits, a storage request takes the
 //!    line plus `<bytes>` + 2;
