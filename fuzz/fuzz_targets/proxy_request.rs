@@ -141,25 +141,17 @@ fn check_wait(buf: &[u8], limits: &Limits) {
     };
     let command = line.command();
     assert!(
-        STORAGE.contains(&command) || command == b"ms",
+        STORAGE.contains(&command),
         "waited after a complete {:?} line",
         String::from_utf8_lossy(command)
     );
     if let Some(block) = line.block() {
         assert!(buf.len() < line.end() + block, "waited with the block in");
-        // Known, reported, not yet fixed in request.rs (the one exemption
-        // of this target; delete it with the fix): `ms k 100\n` under
-        // max_value 16 waits for its 102-byte block instead of dropping it
-        // as a storage command's `TooLarge` is dropped, so the reader
-        // buffers up to 2^31 bytes or closes the connection at its cap
-        // (RELIABILITY.md, Fuzzing).
-        if command != b"ms" {
-            assert!(
-                block <= limits.max_value,
-                "waiting for a {block}-byte block over max_value {}",
-                limits.max_value
-            );
-        }
+        assert!(
+            block <= limits.max_value,
+            "waiting for a {block}-byte block over max_value {}",
+            limits.max_value
+        );
     }
 }
 
@@ -241,13 +233,17 @@ fn check_request(buf: &[u8], limits: &Limits, request: &Request<'_>, used: usize
             } else {
                 assert!(line.noreply(), "silenced without noreply");
             }
-            if command == b"ms" && used > line.end() {
-                if let Some(block) = line.block() {
-                    assert_eq!(used, line.end() + block);
-                }
-            } else {
-                assert_eq!(used, line.end());
+            assert_eq!(used, line.end());
+        }
+        Request::Refuse { reply, swallow } => {
+            // An ms line whose block is dropped as it arrives.
+            assert_eq!(command, b"ms");
+            assert!(reply.starts_with(b"CLIENT_ERROR") && reply.ends_with(b"\r\n"));
+            assert_eq!(used, line.end());
+            if let Some(block) = line.block() {
+                assert_eq!(*swallow, block);
             }
+            assert!(line.word(1).len() <= 250 && line.words.len() >= 3 && line.words.len() < 20);
         }
         Request::Version => {
             assert_eq!(command, b"version");
@@ -335,7 +331,7 @@ fn stream(data: &[u8], limits: &Limits) {
         check_request(buf, limits, &request, used);
         check_prefixes(buf, limits, &request, used);
         at += used;
-        if let Request::TooLarge { swallow, .. } = request {
+        if let Request::TooLarge { swallow, .. } | Request::Refuse { swallow, .. } = request {
             at = at.saturating_add(swallow);
         }
     }

@@ -26,19 +26,21 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-use crate::backend::{Answer, Job};
+use crate::exchange::{ask, line, send, tell, wait};
 use crate::pool::Pool;
 use crate::request::{Limits, Request, TOO_LARGE, parse};
 use crate::response::Expect;
 use crate::retrieve::{Pending, Retrieve, write_retrieval};
 use crate::routing::Routing;
-use crate::server::Server;
-use crate::warm::{ask, line, tell, warm};
+use crate::warm::warm;
 
-/// How many requests of one client may wait for their answers.
-pub const PIPELINE: usize = 1024;
+/// How many requests of one client may wait for their answers: a client
+/// that does not read holds at most this many answers in the proxy (128
+/// answers of memcached's largest item, 1 MB, are 128 MB; of 1 KB values,
+/// 128 KB), and is not read meanwhile.
+pub const PIPELINE: usize = 128;
 
 const EMPTY: &[u8] = b"SERVER_ERROR ringwise-proxy: the pool has no server\r\n";
 
@@ -115,6 +117,13 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     }
                     Pending::Now(TOO_LARGE)
                 }
+                Request::Refuse {
+                    reply,
+                    swallow: more,
+                } => {
+                    swallow = more;
+                    Pending::Now(reply)
+                }
                 Request::Version => match routing.current.servers.first() {
                     Some(server) => {
                         let bytes = b"version\r\n".to_vec();
@@ -145,19 +154,6 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
     }
     drop(queue);
     let _ = writer.await;
-}
-
-/// Queues `bytes` for `server`; the receiver of its answer.
-pub async fn send(
-    server: &Server,
-    client: usize,
-    bytes: Vec<u8>,
-    expect: Expect,
-) -> oneshot::Receiver<Answer> {
-    let (tx, rx) = oneshot::channel();
-    let reply = Some((expect, tx));
-    server.connection(client).send(Job { bytes, reply }).await;
-    rx
 }
 
 /// A request about one key; `None` when nothing is to be answered.
@@ -273,22 +269,4 @@ async fn write_answers(
     }
     let _ = write.flush().await;
     let _ = write.shutdown().await;
-}
-
-/// An answer within the timeout, counted for the server's health.
-pub async fn wait(server: &Server, answer: oneshot::Receiver<Answer>, timeout: Duration) -> Answer {
-    let result = match tokio::time::timeout(timeout, answer).await {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(_)) => Err(b"SERVER_ERROR ringwise-proxy: the request was dropped\r\n".to_vec()),
-        Err(_) => Err(format!(
-            "SERVER_ERROR ringwise-proxy: server {} timed out\r\n",
-            server.address()
-        )
-        .into_bytes()),
-    };
-    match result {
-        Ok(_) => server.answered(),
-        Err(_) => server.failed(),
-    }
-    result
 }

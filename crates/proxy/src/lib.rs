@@ -17,6 +17,8 @@
 pub mod backend;
 #[cfg(feature = "server")]
 pub mod client;
+#[cfg(feature = "server")]
+pub mod exchange;
 mod numbers;
 #[cfg(feature = "server")]
 pub mod pool;

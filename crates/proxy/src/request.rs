@@ -147,6 +147,14 @@ pub enum Request<'a> {
         /// Bytes still to drop after the line.
         swallow: usize,
     },
+    /// Refused with `reply`, and `swallow` bytes after the line are
+    /// dropped as they arrive (an `ms` data block).
+    Refuse {
+        /// The answer.
+        reply: &'static [u8],
+        /// Bytes to drop after the line.
+        swallow: usize,
+    },
     /// `version`: asked of a backend.
     Version,
     /// `quit`: answer what came before, then close.
@@ -218,20 +226,7 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Option<(Request<'a>, usize)>
         return reply(ERROR);
     }
     if command[0] == b'm' && command.len() == 2 {
-        return match command[1] {
-            b'n' => reply(b"MN\r\n"),
-            b'g' | b'd' | b'a' | b'e' => reply(META),
-            // ms carries a data block: drop it when its length reads.
-            b's' => match safe_strtol(tokens.get(2)) {
-                Some(len) if len >= 0 && tokens.count >= 4 => {
-                    let swallow = len as usize + 2;
-                    (buf.len() >= next + swallow)
-                        .then_some((Request::Reply(Some(META)), next + swallow))
-                }
-                _ => reply(META),
-            },
-            _ => reply(ERROR),
-        };
+        return meta(command[1], &tokens, next);
     }
     let between = |min: usize, max: usize| (min..=max).contains(&tokens.count);
     match command {
@@ -293,6 +288,39 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Option<(Request<'a>, usize)>
             Some((Request::Close, next))
         }
         _ => reply(ERROR),
+    }
+}
+
+/// The meta commands: `mn` answered, the others refused. `ms` carries a
+/// data block, which memcached reads and drops when the line's length
+/// reads (`process_mset_command`: at least a key and a length, the key
+/// at most 250 bytes, at most 20 tokens, a length from 0 to 2^31 - 3);
+/// otherwise it reads the block as the next command line. So does the
+/// proxy: the block is dropped as it arrives, never held.
+fn meta<'a>(which: u8, tokens: &Tokens<'a>, next: usize) -> Option<(Request<'a>, usize)> {
+    let reply = |r: &'static [u8]| Some((Request::Reply(Some(r)), next));
+    match which {
+        b'n' => return reply(b"MN\r\n"),
+        b'g' | b'd' | b'a' | b'e' | b's' if tokens.count < 3 => return reply(ERROR),
+        b'g' | b'd' | b'a' | b'e' => return reply(META),
+        b's' => {}
+        _ => return reply(ERROR),
+    }
+    if tokens.get(1).len() > KEY_MAX_LENGTH || tokens.count == 3 || tokens.count > 20 {
+        return reply(META);
+    }
+    match safe_strtol(tokens.get(2)) {
+        Some(len) if (0..=i32::MAX - 2).contains(&len) => {
+            let swallow = len as usize + 2;
+            Some((
+                Request::Refuse {
+                    reply: META,
+                    swallow,
+                },
+                next,
+            ))
+        }
+        _ => reply(META),
     }
 }
 

@@ -21,12 +21,12 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use crate::backend::Answer;
-use crate::client::{send, wait};
+use crate::exchange::{ask, send, wait};
 use crate::request::Retrieval;
 use crate::response::{Expect, values};
 use crate::routing::Routing;
 use crate::server::Server;
-use crate::warm::{ask, warm};
+use crate::warm::warm;
 
 /// What the writer sends for one request.
 #[derive(Debug)]

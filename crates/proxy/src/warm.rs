@@ -31,9 +31,7 @@
 
 use std::time::Duration;
 
-use tokio::sync::oneshot;
-
-use crate::backend::{Answer, Job};
+use crate::exchange::{ask, line, tell};
 use crate::response::{Expect, meta_value_len};
 use crate::routing::Routing;
 use crate::server::Server;
@@ -51,49 +49,6 @@ pub struct Copy {
     pub exptime: i64,
     /// The value.
     pub data: Vec<u8>,
-}
-
-/// Sends `bytes` to `server` on `client`'s connection and waits for an
-/// answer of kind `expect` (`None` on failure or timeout, counted
-/// against the server).
-pub async fn ask(
-    server: &Server,
-    client: usize,
-    bytes: Vec<u8>,
-    expect: Expect,
-    timeout: Duration,
-) -> Option<Vec<u8>> {
-    let (tx, rx) = oneshot::channel::<Answer>();
-    let reply = Some((expect, tx));
-    server.connection(client).send(Job { bytes, reply }).await;
-    match tokio::time::timeout(timeout, rx).await {
-        Ok(Ok(Ok(answer))) => {
-            server.answered();
-            Some(answer)
-        }
-        _ => {
-            server.failed();
-            None
-        }
-    }
-}
-
-/// Sends `bytes` to `server` without waiting (a `noreply` request).
-pub async fn tell(server: &Server, client: usize, bytes: Vec<u8>) {
-    server
-        .connection(client)
-        .send(Job { bytes, reply: None })
-        .await;
-}
-
-/// `<command> <key><tail>`.
-pub fn line(command: &[u8], key: &[u8], tail: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(command.len() + key.len() + tail.len() + 1);
-    out.extend_from_slice(command);
-    out.push(b' ');
-    out.extend_from_slice(key);
-    out.extend_from_slice(tail);
-    out
 }
 
 /// Reads `key` from its previous owner `old` and, unless the key was

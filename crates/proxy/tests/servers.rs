@@ -61,7 +61,11 @@ fn logged(command: &mut std::process::Command, dir: &Path) {
 /// A fresh memcached (one thread, 64 MB), ready when its `stats` show its
 /// own pid (not another program's on a reused port).
 pub fn memcached() -> Server {
-    let port = free_port();
+    memcached_on(free_port())
+}
+
+/// [`memcached`] on `port` (a server started again where one died).
+pub fn memcached_on(port: u16) -> Server {
     let dir = scratch_dir("ringwise-proxy-memcached");
     let mut command = process::server("memcached");
     command

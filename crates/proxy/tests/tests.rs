@@ -11,10 +11,14 @@
 //! - `conformance`: the same requests to one memcached directly and
 //!   through the proxy (to one server, and to a pool of three): the
 //!   answers are byte for byte the same;
+//! - `failures`: a server SIGKILLed or SIGSTOPped (ejected, its keys to
+//!   their next server, taken back), and a client that never reads;
 //! - `routing`: keys set through the proxy land on the server the
 //!   library's placement names, for several algorithms of a cluster file;
 //! - `twemproxy`: one `nutcracker.yml` given to nutcracker and to the
-//!   proxy; what one writes the other reads, from the same memcached.
+//!   proxy; what one writes the other reads, from the same memcached;
+//! - `warm_up`: a membership change through the proxy's file, with and
+//!   without a warm-up window, and versioned writes read back across it.
 
 #[path = "../../ringwise/tests/support/process.rs"]
 #[allow(dead_code, reason = "shared with the other crates' tests")]
@@ -25,5 +29,7 @@ mod rng;
 mod servers;
 
 mod conformance;
+mod failures;
 mod routing;
 mod twemproxy;
+mod warm_up;
