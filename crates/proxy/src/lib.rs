@@ -19,6 +19,8 @@ pub mod backend;
 pub mod client;
 #[cfg(feature = "server")]
 pub mod exchange;
+#[cfg(feature = "server")]
+pub mod live;
 mod numbers;
 #[cfg(feature = "server")]
 pub mod pool;

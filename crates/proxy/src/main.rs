@@ -16,7 +16,7 @@ use ringwise_proxy::pool::{Options, Pool, Source, nutcracker_directives};
 use ringwise_proxy::reload::{self, Watched};
 use ringwise_proxy::request::Limits;
 use ringwise_proxy::server::Ejection;
-use ringwise_proxy::stats;
+use ringwise_proxy::{live, stats};
 use tokio::net::TcpListener;
 
 /// A memcached proxy: every key to its owner under any ringwise placement.
@@ -33,14 +33,22 @@ struct Args {
     #[arg(
         long,
         value_name = "FILE",
-        conflicts_with = "nutcracker",
-        required_unless_present = "nutcracker"
+        conflicts_with_all = ["nutcracker", "membership"],
+        required_unless_present_any = ["nutcracker", "membership"]
     )]
     cluster: Option<PathBuf>,
     /// A twemproxy nutcracker.yml: its pool routes exactly as nutcracker
     /// does. Read again on SIGHUP and when it changes.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "membership")]
     nutcracker: Option<PathBuf>,
+    /// A live membership source: etcd://HOST:PORT/PREFIX, zk://HOST:PORT/PREFIX
+    /// or gossip://HOST:PORT?... (the servers joined with `ringwise join
+    /// --address HOST:PORT`); the proxy follows every change.
+    #[arg(long, value_name = "URL")]
+    membership: Option<String>,
+    /// Seconds: ZooKeeper's session and gossip's dead-node bound (--membership).
+    #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    membership_ttl: u64,
     /// Which pool of the nutcracker.yml (needed when it has several).
     #[arg(long, value_name = "NAME", requires = "nutcracker")]
     pool: Option<String>,
@@ -114,30 +122,51 @@ fn directives(list: &[(String, String, usize)]) -> anyhow::Result<Directives> {
     Ok(d)
 }
 
+/// Where the membership comes from.
+enum Start {
+    /// A file followed by [`reload::follow`], with its text as read.
+    File(Watched, String),
+    /// A live source's URL.
+    Live(String),
+}
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let (path, nutcracker) = match (&args.cluster, &args.nutcracker) {
-        (Some(path), _) => (path.clone(), None),
-        (None, Some(path)) => (path.clone(), Some(args.pool.clone())),
-        (None, None) => bail!("give --cluster FILE or --nutcracker FILE"),
+    let (start, file) = match (&args.cluster, &args.nutcracker, &args.membership) {
+        (_, _, Some(url)) => (Start::Live(url.clone()), Directives::default()),
+        (Some(path), _, _) => (
+            Start::File(watched(path, None), read(path)?),
+            Directives::default(),
+        ),
+        (None, Some(path), _) => {
+            let text = read(path)?;
+            let list = nutcracker_directives(&text, args.pool.as_deref())?;
+            let file = directives(&list).with_context(|| format!("in {}", path.display()))?;
+            let start = Start::File(watched(path, Some(args.pool.clone())), text);
+            (start, file)
+        }
+        (None, None, None) => bail!("give --cluster FILE, --nutcracker FILE or --membership URL"),
     };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let file = match &nutcracker {
-        Some(pool) => directives(&nutcracker_directives(&text, pool.as_deref())?)
-            .with_context(|| format!("in {}", path.display()))?,
-        None => Directives::default(),
-    };
-    let watched = Watched { path, nutcracker };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(usize::from(args.threads))
         .enable_all()
         .build()
         .context("starting the runtime")?;
-    runtime.block_on(run(args, file, watched, text))
+    runtime.block_on(run(args, file, start))
 }
 
-async fn run(args: Args, file: Directives, watched: Watched, text: String) -> anyhow::Result<()> {
+fn read(path: &PathBuf) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn watched(path: &PathBuf, nutcracker: Option<Option<String>>) -> Watched {
+    Watched {
+        path: path.clone(),
+        nutcracker,
+    }
+}
+
+async fn run(args: Args, file: Directives, start: Start) -> anyhow::Result<()> {
     let timeout = Duration::from_millis(args.timeout.or(file.timeout).unwrap_or(1000).max(1));
     let eject = args
         .auto_eject_hosts
@@ -151,11 +180,12 @@ async fn run(args: Args, file: Directives, watched: Watched, text: String) -> an
         .server_retry_timeout
         .or(file.server_retry_timeout)
         .unwrap_or(30_000);
+    let connections = args
+        .server_connections
+        .or(file.server_connections)
+        .unwrap_or(2);
     let options = Options {
-        connections: args
-            .server_connections
-            .or(file.server_connections)
-            .unwrap_or(2) as usize,
+        connections: connections as usize,
         connect_timeout: timeout,
         ejection: Ejection {
             failure_limit: if eject { failure_limit.max(1) } else { 0 },
@@ -163,14 +193,37 @@ async fn run(args: Args, file: Directives, watched: Watched, text: String) -> an
         },
         warm_up: Duration::from_secs(args.warm_up),
     };
-    let source = match &watched.nutcracker {
-        None => Source::Cluster(text.clone()),
-        Some(pool) => Source::Nutcracker {
-            text: text.clone(),
-            pool: pool.clone(),
-        },
+    let pool = match start {
+        Start::File(watched, text) => {
+            let source = match &watched.nutcracker {
+                None => Source::Cluster(text.clone()),
+                Some(pool) => Source::Nutcracker {
+                    text: text.clone(),
+                    pool: pool.clone(),
+                },
+            };
+            let pool = Arc::new(Pool::start(&source, options).context("reading the pool")?);
+            let interval = Duration::from_millis(args.reload_interval);
+            tokio::spawn(reload::follow(pool.clone(), watched, text, interval));
+            pool
+        }
+        Start::Live(url) => {
+            let ttl = Duration::from_secs(args.membership_ttl);
+            let source = live::open(&url, ttl)?;
+            let (watcher, cluster) = live::first(source.as_ref(), Duration::from_secs(30)).await?;
+            let (keyed, addresses) = live::routing_of(&cluster).context("an empty cluster")?;
+            let pool = Arc::new(Pool::start_with(keyed, &addresses, options));
+            let following = pool.clone();
+            tokio::spawn(async move {
+                // The source lives as long as its watcher.
+                let _source = source;
+                if let Err(err) = live::follow(following, watcher).await {
+                    eprintln!("ringwise-proxy: {err:#}; routing by the last membership");
+                }
+            });
+            pool
+        }
     };
-    let pool = Arc::new(Pool::start(&source, options).context("reading the pool")?);
     let listen = args
         .listen
         .or(file.listen)
@@ -188,8 +241,6 @@ async fn run(args: Args, file: Directives, watched: Watched, text: String) -> an
     if let Some(seconds) = args.stats_interval {
         tokio::spawn(stats::lines(pool.clone(), Duration::from_secs(seconds)));
     }
-    let interval = Duration::from_millis(args.reload_interval);
-    tokio::spawn(reload::follow(pool.clone(), watched, text, interval));
     eprintln!("listening on {}", listener.local_addr()?);
     let settings = Settings {
         limits: Limits::default(),

@@ -72,15 +72,20 @@ impl Pool {
     /// Reads `source` and starts its servers' connections (each made on
     /// its first request).
     pub fn start(source: &Source, options: Options) -> anyhow::Result<Pool> {
-        let servers = Mutex::new(HashMap::new());
         let (keyed, addresses) = read(source)?;
-        let table = table(&servers, &options, keyed, &addresses);
-        Ok(Pool {
+        Ok(Pool::start_with(keyed, &addresses, options))
+    }
+
+    /// [`Pool::start`] on a placement already built.
+    pub fn start_with(keyed: Keyed<AnyPlacement>, addresses: &[String], options: Options) -> Pool {
+        let servers = Mutex::new(HashMap::new());
+        let table = table(&servers, &options, keyed, addresses);
+        Pool {
             routing: ArcSwap::from_pointee(Routing::new(table, None, 0)),
             servers,
             options,
             next_client: AtomicUsize::new(0),
-        })
+        }
     }
 
     /// Routes by `source` from now on, if it changes the placement or an
@@ -89,6 +94,12 @@ impl Pool {
     /// the routing changed. O(the placement's build).
     pub fn change(&self, source: &Source) -> anyhow::Result<bool> {
         let (keyed, addresses) = read(source)?;
+        Ok(self.change_to(keyed, addresses))
+    }
+
+    /// [`Pool::change`] to a placement already built, `addresses[id]`
+    /// reaching node `id` (a live membership source's cluster).
+    pub fn change_to(&self, keyed: Keyed<AnyPlacement>, addresses: Vec<String>) -> bool {
         let old = self.routing.load_full();
         let same_addresses = old.current.servers.len() == addresses.len()
             && old
@@ -100,14 +111,14 @@ impl Pool {
         let same_placement = old.current.keyed.placement().nodes() == keyed.placement().nodes()
             && same_owners(&old.current.keyed, &keyed);
         if same_addresses && same_placement {
-            return Ok(false);
+            return false;
         }
         let table = table(&self.servers, &self.options, keyed, &addresses);
         let previous = (!self.options.warm_up.is_zero())
             .then(|| (old.current.clone(), Instant::now() + self.options.warm_up));
         self.routing
             .store(Arc::new(Routing::new(table, previous, old.epoch + 1)));
-        Ok(true)
+        true
     }
 
     /// The routing in force.

@@ -13,6 +13,8 @@
 //!   answers are byte for byte the same;
 //! - `failures`: a server SIGKILLed or SIGSTOPped (ejected, its keys to
 //!   their next server, taken back), and a client that never reads;
+//! - `live`: membership from a real etcd, followed across a join and a
+//!   leave;
 //! - `routing`: keys set through the proxy land on the server the
 //!   library's placement names, for several algorithms of a cluster file;
 //! - `twemproxy`: one `nutcracker.yml` given to nutcracker and to the
@@ -20,6 +22,14 @@
 //! - `warm_up`: a membership change through the proxy's file, with and
 //!   without a warm-up window, and versioned writes read back across it.
 
+#![allow(clippy::duplicate_mod)]
+
+#[path = "../../etcd/tests/support/etcd.rs"]
+#[allow(
+    dead_code,
+    reason = "the etcd crate's helpers; one member is enough here"
+)]
+mod etcd;
 #[path = "../../ringwise/tests/support/process.rs"]
 #[allow(dead_code, reason = "shared with the other crates' tests")]
 mod process;
@@ -30,6 +40,7 @@ mod servers;
 
 mod conformance;
 mod failures;
+mod live;
 mod routing;
 mod twemproxy;
 mod warm_up;

@@ -1,0 +1,108 @@
+//! Membership from a live source (`--membership etcd://...`, `zk://...`,
+//! `gossip://...`): the cluster the source's watcher publishes becomes the
+//! routing ([`Pool::change_to`]) each time it changes, with the warm-up
+//! window as for a file. A member's `address` is the server it reaches
+//! (`ringwise join --address HOST:PORT`); a member without one is reached
+//! at its name.
+//!
+//! How it behaves when the source fails: the watcher keeps the last
+//! cluster it read and reconnects with back-off (`ringwise-membership`),
+//! so the proxy routes by the last known membership until the source is
+//! back; a cluster with no member keeps the routing in force (a proxy
+//! with no server answers nothing useful), reported on standard error.
+//!
+//! Cost: one placement build per published change (the watcher's), one
+//! routing swap.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use ringwise::{AnyPlacement, Keyed};
+use ringwise_membership::{Cluster, Options, Scheme, Source, Url, Watcher};
+
+use crate::pool::Pool;
+
+/// The source `url` names; `ttl` bounds liveness (ZooKeeper's session,
+/// gossip's dead-node timeout).
+pub fn open(url: &str, ttl: Duration) -> anyhow::Result<Box<dyn Source>> {
+    let url: Url = url
+        .parse()
+        .map_err(|e| anyhow!("--membership {url}: {e}"))?;
+    let source: Box<dyn Source> = match url.scheme {
+        Scheme::Etcd => {
+            let base = ringwise_etcd::Connection::parse("http://127.0.0.1:2379")
+                .map_err(|e| anyhow!("{e}"))?;
+            Box::new(ringwise_etcd::Etcd::from_url(&url, base).map_err(|e| anyhow!("{e}"))?)
+        }
+        Scheme::ZooKeeper => Box::new(
+            ringwise_zookeeper::ZooKeeper::from_url(&url)
+                .map_err(|e| anyhow!("{e}"))?
+                .with_session_timeout(ttl),
+        ),
+        Scheme::Gossip => {
+            Box::new(ringwise_gossip::Gossip::from_url(&url, ttl).map_err(|e| anyhow!("{e}"))?)
+        }
+        _ => bail!("--membership {url}: give etcd://, zk:// or gossip://"),
+    };
+    Ok(source)
+}
+
+/// Starts watching `source`; the watcher and the first non-empty cluster
+/// it read (waiting up to `wait` for one).
+pub async fn first(source: &dyn Source, wait: Duration) -> anyhow::Result<(Watcher, Arc<Cluster>)> {
+    let watcher = source
+        .watch(Options::default())
+        .await
+        .map_err(|e| anyhow!("--membership: {e}"))?;
+    let mut changes = watcher.changes();
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let cluster = watcher.load().placement.clone();
+        if cluster.placement().is_some() {
+            return Ok((watcher, cluster));
+        }
+        tokio::select! {
+            _ = changes.changed() => {}
+            () = tokio::time::sleep_until(deadline) => {
+                bail!("--membership: no member within {} s; start the servers' `ringwise join` first", wait.as_secs())
+            }
+        }
+    }
+}
+
+/// The placement and each node's address, by node id.
+pub fn routing_of(cluster: &Cluster) -> Option<(Keyed<AnyPlacement>, Vec<String>)> {
+    let keyed = cluster.placement()?.clone();
+    let nodes = ringwise::Placement::nodes(keyed.placement());
+    let mut addresses = Vec::with_capacity(nodes.len());
+    for node in nodes.iter() {
+        let member = cluster.member(&node.name);
+        let address = member.and_then(|m| m.member.address.clone());
+        addresses.push(address.unwrap_or_else(|| node.name.clone()));
+    }
+    Some((keyed, addresses))
+}
+
+/// Follows `watcher` until it stops: every change becomes the routing.
+pub async fn follow(pool: Arc<Pool>, watcher: Watcher) -> anyhow::Result<()> {
+    let mut changes = watcher.changes();
+    loop {
+        changes
+            .changed()
+            .await
+            .context("the membership watcher stopped")?;
+        let cluster = watcher.load().placement.clone();
+        match routing_of(&cluster) {
+            Some((keyed, addresses)) => {
+                if pool.change_to(keyed, addresses) {
+                    eprintln!(
+                        "ringwise-proxy: the membership changed the routing (epoch {})",
+                        pool.routing().epoch
+                    );
+                }
+            }
+            None => eprintln!("ringwise-proxy: the membership lists no member; routing unchanged"),
+        }
+    }
+}
