@@ -5,7 +5,7 @@
 //! `auto_eject_hosts`, `server_failure_limit`, `server_retry_timeout`; a
 //! flag given overrides its directive.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -155,13 +155,13 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(run(args, file, start))
 }
 
-fn read(path: &PathBuf) -> anyhow::Result<String> {
+fn read(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-fn watched(path: &PathBuf, nutcracker: Option<Option<String>>) -> Watched {
+fn watched(path: &Path, nutcracker: Option<Option<String>>) -> Watched {
     Watched {
-        path: path.clone(),
+        path: path.to_path_buf(),
         nutcracker,
     }
 }
