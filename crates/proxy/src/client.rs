@@ -29,11 +29,13 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use crate::exchange::{ask, line, send, tell, wait};
+use crate::hot::Hot;
 use crate::pool::Pool;
-use crate::request::{Limits, Request, TOO_LARGE, parse};
+use crate::request::{Limits, Request, Retrieval, TOO_LARGE, parse};
 use crate::response::Expect;
 use crate::retrieve::{Pending, Retrieve, write_retrieval};
 use crate::routing::Routing;
+use crate::server::Server;
 use crate::warm::warm;
 
 /// How many requests of one client may wait for their answers: a client
@@ -84,18 +86,48 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     key,
                     bytes,
                     noreply,
-                } => match keyed(&routing, client, key, bytes, noreply, settings.timeout).await {
-                    Some(pending) => pending,
-                    None => continue,
-                },
+                } => {
+                    if let Some(hot) = pool.hot() {
+                        hot.generations.bump(key);
+                    }
+                    let pending = keyed(&routing, client, key, bytes, noreply, settings.timeout);
+                    let pending = pending.await;
+                    if let Some(hot) = pool.hot() {
+                        invalidate(hot, &routing, client, key, settings.timeout).await;
+                    }
+                    match pending {
+                        Some(pending) => pending,
+                        None => continue,
+                    }
+                }
                 Request::Get {
                     command,
                     exptime,
                     keys,
                 } => {
-                    Retrieve::new(&routing, client, command, exptime, &keys)
-                        .send()
-                        .await
+                    let hot = pool
+                        .hot()
+                        .filter(|_| command == Retrieval::Get && keys.len() == 1);
+                    let spread = hot.and_then(|hot| {
+                        let key = keys[0];
+                        let (owner, old) = routing.route(key)?;
+                        if old.is_some() || !hot.read(key) {
+                            return None;
+                        }
+                        let replica = hot.choose(&routing.current, key)?;
+                        let generations = hot.generations.clone();
+                        (!Arc::ptr_eq(replica, owner)).then(|| {
+                            Retrieve::hot(&routing, client, key, replica, owner, generations)
+                        })
+                    });
+                    match spread {
+                        Some(retrieve) => retrieve.send().await,
+                        None => {
+                            Retrieve::new(&routing, client, command, exptime, &keys)
+                                .send()
+                                .await
+                        }
+                    }
                 }
                 Request::TooLarge {
                     key,
@@ -156,6 +188,30 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
     let _ = writer.await;
 }
 
+/// With hot keys on: a write of `key` deletes it on its other replicas,
+/// now and once more after the timeout (a copy read before the write may
+/// land after the first delete).
+async fn invalidate(hot: &Hot, routing: &Routing, client: usize, key: &[u8], timeout: Duration) {
+    let others: Vec<Arc<Server>> = hot
+        .others(&routing.current, key)
+        .into_iter()
+        .cloned()
+        .collect();
+    if others.is_empty() {
+        return;
+    }
+    let delete = line(b"delete", key, b" noreply\r\n");
+    for server in &others {
+        tell(server, client, delete.clone()).await;
+    }
+    tokio::spawn(async move {
+        tokio::time::sleep(timeout).await;
+        for server in &others {
+            tell(server, client, delete.clone()).await;
+        }
+    });
+}
+
 /// A request about one key; `None` when nothing is to be answered.
 async fn keyed(
     routing: &Routing,
@@ -209,7 +265,7 @@ async fn keyed(
         }
         _ => {
             // Found as before the change: copy it first.
-            warm(routing, owner, old, client, key, timeout).await;
+            warm(&routing.generations(), owner, old, client, key, timeout).await;
             routing.written(key);
         }
     }

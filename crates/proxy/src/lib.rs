@@ -20,6 +20,10 @@ pub mod client;
 #[cfg(feature = "server")]
 pub mod exchange;
 #[cfg(feature = "server")]
+pub mod generations;
+#[cfg(feature = "server")]
+pub mod hot;
+#[cfg(feature = "server")]
 pub mod live;
 mod numbers;
 #[cfg(feature = "server")]

@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use ringwise_proxy::client::{self, Settings};
+use ringwise_proxy::hot::{self, HotKeys};
 use ringwise_proxy::pool::{Options, Pool, Source, nutcracker_directives};
 use ringwise_proxy::reload::{self, Watched};
 use ringwise_proxy::request::Limits;
@@ -85,9 +86,35 @@ struct Args {
     /// Print the counters as one JSON line every SECONDS on stdout.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     stats_interval: Option<u64>,
+    /// Spread the reads of a hot key over its first N replicas with
+    /// bounded loads, and delete every written key on its other N - 1
+    /// (0 or 1: off). See docs/proxy.md, "Hot keys".
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=16))]
+    hot_keys: u16,
+    /// The share of reads in a half-second period that makes a key hot.
+    #[arg(long, default_value_t = 0.05, value_name = "SHARE", value_parser = share)]
+    hot_share: f64,
+    /// ε of the load bound: a replica takes a hot read while its requests
+    /// this period are under (1 + ε) × the mean + 1.
+    #[arg(long, default_value_t = 0.25, value_name = "EPSILON", value_parser = epsilon)]
+    hot_epsilon: f64,
     /// Worker threads.
     #[arg(long, default_value_t = 2, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     threads: u16,
+}
+
+fn share(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|x| *x > 0.0 && *x <= 1.0)
+        .ok_or_else(|| "give a share above 0 and at most 1, e.g. 0.05".into())
+}
+
+fn epsilon(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|x| *x > 0.0 && *x <= 100.0)
+        .ok_or_else(|| "give an epsilon above 0 and at most 100, e.g. 0.25".into())
 }
 
 /// The pool's directives that the flags default to.
@@ -192,6 +219,11 @@ async fn run(args: Args, file: Directives, start: Start) -> anyhow::Result<()> {
             retry_timeout: Duration::from_millis(retry),
         },
         warm_up: Duration::from_secs(args.warm_up),
+        hot_keys: (args.hot_keys > 1).then_some(HotKeys {
+            replicas: usize::from(args.hot_keys),
+            share: args.hot_share,
+            epsilon: args.hot_epsilon,
+        }),
     };
     let pool = match start {
         Start::File(watched, text) => {
@@ -240,6 +272,11 @@ async fn run(args: Args, file: Directives, start: Start) -> anyhow::Result<()> {
     }
     if let Some(seconds) = args.stats_interval {
         tokio::spawn(stats::lines(pool.clone(), Duration::from_secs(seconds)));
+    }
+    if pool.hot().is_some() {
+        let counted = pool.clone();
+        let servers = move || counted.routing().servers().into_iter().cloned().collect();
+        tokio::spawn(hot::periods(servers));
     }
     eprintln!("listening on {}", listener.local_addr()?);
     let settings = Settings {

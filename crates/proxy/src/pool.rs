@@ -26,6 +26,7 @@ use arc_swap::ArcSwap;
 use ringwise::{AnyPlacement, ClusterSpec, Keyed, Placement};
 use ringwise_import::Kind;
 
+use crate::hot::{Hot, HotKeys};
 use crate::routing::{Routing, Table};
 use crate::server::{Ejection, Server};
 
@@ -55,6 +56,8 @@ pub struct Options {
     /// How long after a change a moved key's previous owner is read on a
     /// miss (zero: no warm-up).
     pub warm_up: Duration,
+    /// Hot keys' reads spread over their replicas (`None`: off).
+    pub hot_keys: Option<HotKeys>,
 }
 
 /// The routing in force and every server's connections.
@@ -65,6 +68,7 @@ pub struct Pool {
     /// counters with them).
     servers: Mutex<HashMap<String, Arc<Server>>>,
     options: Options,
+    hot: Option<Hot>,
     next_client: AtomicUsize,
 }
 
@@ -84,6 +88,7 @@ impl Pool {
             routing: ArcSwap::from_pointee(Routing::new(table, None, 0)),
             servers,
             options,
+            hot: options.hot_keys.map(Hot::new),
             next_client: AtomicUsize::new(0),
         }
     }
@@ -124,6 +129,11 @@ impl Pool {
     /// The routing in force.
     pub fn routing(&self) -> Arc<Routing> {
         self.routing.load_full()
+    }
+
+    /// The hot-key state, when enabled.
+    pub fn hot(&self) -> Option<&Hot> {
+        self.hot.as_ref()
     }
 
     /// A new client's number (which connection of each server it uses).

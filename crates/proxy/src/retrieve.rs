@@ -22,6 +22,7 @@ use tokio::sync::oneshot;
 
 use crate::backend::Answer;
 use crate::exchange::{ask, send, wait};
+use crate::generations::Generations;
 use crate::request::Retrieval;
 use crate::response::{Expect, values};
 use crate::routing::Routing;
@@ -57,6 +58,8 @@ struct Key {
 #[derive(Debug)]
 pub struct Retrieve {
     routing: Arc<Routing>,
+    /// The write counts the copies to new owners check.
+    generations: Arc<Generations>,
     client: usize,
     command: Retrieval,
     exptime: Option<Vec<u8>>,
@@ -77,6 +80,7 @@ impl Retrieve {
     ) -> Retrieve {
         let mut retrieve = Retrieve {
             routing: routing.clone(),
+            generations: routing.generations(),
             client,
             command,
             exptime: exptime.map(<[u8]>::to_vec),
@@ -106,6 +110,33 @@ impl Retrieve {
             retrieve.keys.push(Key { key, part, old });
         }
         retrieve
+    }
+
+    /// A hot key's `get` from `replica`, completed from `owner` (and
+    /// copied) when the replica misses.
+    pub fn hot(
+        routing: &Arc<Routing>,
+        client: usize,
+        key: &[u8],
+        replica: &Arc<Server>,
+        owner: &Arc<Server>,
+        generations: Arc<Generations>,
+    ) -> Retrieve {
+        let line = [&b"get "[..], key].concat();
+        Retrieve {
+            routing: routing.clone(),
+            generations,
+            client,
+            command: Retrieval::Get,
+            exptime: None,
+            keys: vec![Key {
+                key: key.to_vec(),
+                part: 0,
+                old: Some(owner.clone()),
+            }],
+            parts: vec![(replica.clone(), line)],
+            answers: Vec::new(),
+        }
     }
 
     /// `get`, or `gat <exptime>`.
@@ -146,7 +177,8 @@ impl Retrieve {
 /// first part's error.
 pub async fn write_retrieval(retrieve: Retrieve, timeout: Duration) -> Vec<u8> {
     let Retrieve {
-        routing,
+        routing: _,
+        generations,
         client,
         command,
         exptime,
@@ -179,7 +211,7 @@ pub async fn write_retrieval(retrieve: Retrieve, timeout: Duration) -> Vec<u8> {
         let Some(old) = &key.old else {
             continue;
         };
-        let Some(copy) = warm(&routing, owner, old, client, &key.key, timeout).await else {
+        let Some(copy) = warm(&generations, owner, old, client, &key.key, timeout).await else {
             continue;
         };
         if command == Retrieval::Get {

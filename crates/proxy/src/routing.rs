@@ -16,12 +16,12 @@
 //! Cost: one hash and lookup per key; with ejected servers, a replica walk
 //! of up to (ejected + 1) servers; during a window, a second lookup.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Instant;
 
 use ringwise::{AnyPlacement, Keyed, NodeId};
 
+use crate::generations::Generations;
 use crate::server::Server;
 
 /// The placement before a change and until when it is asked.
@@ -31,7 +31,8 @@ pub struct Previous {
     pub placement: Arc<Table>,
     /// The end of the window.
     pub until: Instant,
-    generations: Mutex<HashMap<Vec<u8>, u64>>,
+    /// Writes of moved keys during the window.
+    pub generations: Arc<Generations>,
 }
 
 /// A placement and its servers by node id.
@@ -80,7 +81,7 @@ impl Routing {
         let previous = previous.map(|(placement, until)| Previous {
             placement,
             until,
-            generations: Mutex::new(HashMap::new()),
+            generations: Arc::default(),
         });
         Routing {
             current,
@@ -107,17 +108,15 @@ impl Routing {
     /// now must not be written.
     pub fn written(&self, key: &[u8]) {
         if let Some(p) = &self.previous {
-            let mut map = p.generations.lock().unwrap_or_else(PoisonError::into_inner);
-            *map.entry(key.to_vec()).or_insert(0) += 1;
+            p.generations.bump(key);
         }
     }
 
-    /// The generation of a moved key (how many writes so far).
-    pub fn generation(&self, key: &[u8]) -> u64 {
-        self.previous.as_ref().map_or(0, |p| {
-            let map = p.generations.lock().unwrap_or_else(PoisonError::into_inner);
-            map.get(key).copied().unwrap_or(0)
-        })
+    /// The window's write counts (an empty set outside a window).
+    pub fn generations(&self) -> Arc<Generations> {
+        self.previous
+            .as_ref()
+            .map_or_else(Arc::default, |p| p.generations.clone())
     }
 
     /// The servers, current first, then the previous ones not current.

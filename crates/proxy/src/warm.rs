@@ -17,7 +17,7 @@
 //!   held it), and once more from N after the request timeout.
 //!
 //! What a concurrent writer can observe: every write of a moved key bumps
-//! its generation ([`crate::routing::Routing::written`]), and a copy read
+//! its generation ([`crate::generations`]), and a copy read
 //! from O is only added to N if no write was routed since it was read; a
 //! write routed in the instant between that check and the copy landing
 //! either wins (`set`: `add` does not overwrite) or, for a `delete`, is
@@ -32,8 +32,8 @@
 use std::time::Duration;
 
 use crate::exchange::{ask, line, tell};
+use crate::generations::Generations;
 use crate::response::{Expect, meta_value_len};
-use crate::routing::Routing;
 use crate::server::Server;
 
 /// memcached reads an expiry up to 30 days as relative, above as a Unix
@@ -54,21 +54,21 @@ pub struct Copy {
 /// Reads `key` from its previous owner `old` and, unless the key was
 /// written since, adds it to `new`. `None` when `old` does not hold it.
 pub async fn warm(
-    routing: &Routing,
+    generations: &Generations,
     new: &Server,
     old: &Server,
     client: usize,
     key: &[u8],
     timeout: Duration,
 ) -> Option<Copy> {
-    let generation = routing.generation(key);
+    let generation = generations.get(key);
     let request = line(b"mg", &base64(key), b" b v f t\r\n");
     let answer = ask(old, client, request, Expect::Meta, timeout).await?;
     let copy = parse_copy(&answer, now_unix())?;
     old.counters
         .fallback_hits
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if routing.generation(key) == generation {
+    if generations.get(key) == generation {
         let header = format!(
             " {} {} {} noreply\r\n",
             String::from_utf8_lossy(&copy.flags),

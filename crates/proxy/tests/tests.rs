@@ -13,6 +13,8 @@
 //!   answers are byte for byte the same;
 //! - `failures`: a server SIGKILLed or SIGSTOPped (ejected, its keys to
 //!   their next server, taken back), and a client that never reads;
+//! - `hot_keys`: a key with 30 % of the reads spread over its replicas
+//!   within the load bound, and a write seen by every read after it;
 //! - `live`: membership from a real etcd, followed across a join and a
 //!   leave;
 //! - `routing`: keys set through the proxy land on the server the
@@ -40,6 +42,7 @@ mod servers;
 
 mod conformance;
 mod failures;
+mod hot_keys;
 mod live;
 mod routing;
 mod twemproxy;
