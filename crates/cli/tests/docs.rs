@@ -5,7 +5,8 @@
 //! what the page shows. The conventions (`$ `, `? N`, `...`, `[..]`), the
 //! scratch directory (a copy of docs/examples/), the process groups killed
 //! when a page ends, and the directives a page can carry
-//! (`<!-- docs: etcd -->` for a real etcd, `<!-- docs: cachebench -->` for
+//! (`<!-- docs: etcd -->` for a real etcd, `<!-- docs: proxy -->` for
+//! ringwise-proxy's page, run by that crate's tests, `<!-- docs: cachebench -->` for
 //! the pages the cache benchmark's tests run instead) are described in
 //! [`transcript`], the runner, which the cache benchmark's tests share.
 //!
@@ -54,7 +55,7 @@ fn cli_pages(root: &Path) -> Vec<PathBuf> {
         .into_iter()
         .filter(|page| {
             let text = fs::read_to_string(root.join(page)).expect("a readable page");
-            !has_directive(&text, "cachebench")
+            !has_directive(&text, "cachebench") && !has_directive(&text, "proxy")
         })
         .filter(|page| {
             only.as_deref()

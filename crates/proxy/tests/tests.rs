@@ -11,6 +11,7 @@
 //! - `conformance`: the same requests to one memcached directly and
 //!   through the proxy (to one server, and to a pool of three): the
 //!   answers are byte for byte the same;
+//! - `docs`: docs/proxy.md's examples, run as a checked transcript;
 //! - `failures`: a server SIGKILLed or SIGSTOPped (ejected, its keys to
 //!   their next server, taken back), and a client that never reads;
 //! - `hot_keys`: a key with 30 % of the reads spread over its replicas
@@ -26,6 +27,12 @@
 
 #![allow(clippy::duplicate_mod)]
 
+#[path = "../../cli/tests/docs/transcript.rs"]
+#[allow(
+    dead_code,
+    reason = "the CLI's docs runner; the page listing and the run are what this crate uses"
+)]
+mod transcript;
 #[path = "../../etcd/tests/support/etcd.rs"]
 #[allow(
     dead_code,
@@ -41,6 +48,7 @@ mod rng;
 mod servers;
 
 mod conformance;
+mod docs;
 mod failures;
 mod hot_keys;
 mod live;

@@ -252,5 +252,6 @@ struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/planning.md")]
 #[doc = include_str!("../../../docs/experiments.md")]
 #[doc = include_str!("../../../docs/cachebench.md")]
+#[doc = include_str!("../../../docs/proxy.md")]
 #[doc = include_str!("../../../docs/README.md")]
 struct GuideDoctests;
