@@ -158,6 +158,24 @@ cpu_ticks() { # utime + stime of $1 (comm has no spaces here)
 }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 loadavg() { cut -d' ' -f1 /proc/loadavg; }
+# All CPUs' busy ticks (user nice system irq softirq steal) and now, in s.
+busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+now_s() { date +%s.%N; }
+# "pid comm ticks" of every process (utime + stime, all its threads).
+proc_ticks() {
+    cat /proc/[0-9]*/stat 2>/dev/null | awk '{
+        p = index($0, "("); q = match($0, /\) [A-Z] /)
+        n = split(substr($0, q + 2), f, " ")
+        if (q > 0 && n >= 13) print $1, substr($0, p + 1, q - p - 1), f[12] + f[13] }'
+}
+# The processes other than this benchmark's that used CPU between two
+# proc_ticks snapshots: "ticks pid comm", most first (processes that
+# started and ended in between are not seen).
+foreign() { # $1 before, $2 after
+    awk -v ours=" ${PIDS[*]} " 'NR == FNR {t[$1] = $3; next}
+        index(ours, " " $1 " ") == 0 && $2 != "load" && $2 != "vs-nutcracker.s" {
+            d = $3 - (($1 in t) ? t[$1] : 0); if (d > 0) print d, $1, $2 }' "$1" "$2" | sort -rn
+}
 
 # --- machine --------------------------------------------------------------
 {
@@ -219,7 +237,7 @@ log "warming $KEYS keys"
     --value-bytes "$VALUE_BYTES" >>"$OUT/warm.jsonl"
 jq -e '.errors == 0' "$OUT/warm.jsonl" >/dev/null || die "warming failed: $(cat "$OUT/warm.jsonl")"
 
-printf 'load\ttarget\tround\trequests_per_s\tp50_us\tp99_us\tp999_us\terrors\tcpu_us_per_req\trss_kb\tmemcached_cpu_us_per_req\tloadavg_before\tloadavg_after\n' \
+printf 'load\ttarget\tround\trequests_per_s\tp50_us\tp99_us\tp999_us\terrors\tcpu_us_per_req\trss_kb\tmemcached_cpu_us_per_req\tloadavg_before\tloadavg_after\tclient_cpu_us_per_req\tother_cpu_pct\tforeign_cpu_pct\n' \
     >"$OUT/runs.tsv"
 
 memcached_ticks() {
@@ -231,15 +249,26 @@ memcached_ticks() {
 run_one() { # $1 load, $2 target, $3 round
     local conns=${1%x*} depth=${1#*x} port pid
     if [ "$2" = nutcracker ]; then port=$NC_PORT pid=$NC_PID; else port=$PX_PORT pid=$PX_PID; fi
-    local la0 c0 m0 line c1 m1 la1 rss
+    local la0 c0 m0 b0 t0 line c1 m1 b1 t1 la1 rss
     la0=$(loadavg)
     c0=$(cpu_ticks "$pid")
     m0=$(memcached_ticks)
+    proc_ticks >"$OUT/ps.before"
+    b0=$(busy_ticks)
+    t0=$(now_s)
     line=$("$LOAD" --target "127.0.0.1:$port" --connections "$conns" --pipeline "$depth" \
         --seconds "$RUN_SECONDS" --keys "$KEYS" --value-bytes "$VALUE_BYTES" \
         --get-ratio "$GET_RATIO" --seed "$3")
     c1=$(cpu_ticks "$pid")
     m1=$(memcached_ticks)
+    b1=$(busy_ticks)
+    t1=$(now_s)
+    proc_ticks >"$OUT/ps.after"
+    local others
+    others=$(foreign "$OUT/ps.before" "$OUT/ps.after")
+    { echo "== $1 $2 round $3"; echo "$others" | head -5; } >>"$OUT/foreign.txt"
+    local foreign_ticks
+    foreign_ticks=$(echo "$others" | awk '{s += $1} END {print s + 0}')
     la1=$(loadavg)
     rss=$(rss_kb "$pid")
     echo "$line" | jq -c --arg name "$2" --arg load "$1" --argjson round "$3" \
@@ -247,9 +276,15 @@ run_one() { # $1 load, $2 target, $3 round
     echo "$line" | jq -r --arg load "$1" --arg name "$2" --argjson round "$3" \
         --argjson cpu "$((c1 - c0))" --argjson mc "$((m1 - m0))" --argjson ticks "$TICKS" \
         --argjson rss "$rss" --arg la0 "$la0" --arg la1 "$la1" \
+        --argjson busy "$((b1 - b0))" --argjson wall "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" \
+        --argjson ncpu "$(nproc)" --argjson foreign "$foreign_ticks" \
         '[$load, $name, $round, .requests_per_s, .p50_us, .p99_us, .p999_us, .errors,
           ($cpu / $ticks * 1e6 / .requests * 100 | round / 100),
-          $rss, ($mc / $ticks * 1e6 / .requests * 100 | round / 100), $la0, $la1] | @tsv' \
+          $rss, ($mc / $ticks * 1e6 / .requests * 100 | round / 100), $la0, $la1,
+          (.client_cpu_ticks / $ticks * 1e6 / .requests * 100 | round / 100),
+          (($busy - $cpu - $mc - .client_cpu_ticks) / $ticks / $wall / $ncpu * 1000 | round / 10),
+          ($foreign / $ticks / $wall / $ncpu * 1000 | round / 10)]
+         | @tsv' \
         >>"$OUT/runs.tsv"
     log "$(tail -1 "$OUT/runs.tsv")"
 }
@@ -276,8 +311,8 @@ stats() { # column number, load, target -> "median min max"
 }
 {
     echo
-    echo "| load (conns x pipeline) | target | req/s median [min-max] | p50 us | p99 us median [min-max] | p999 us | errors | proxy CPU us/req | memcached CPU us/req | RSS kB |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| load (conns x pipeline) | target | req/s median [min-max] | p50 us | p99 us median [min-max] | p999 us | errors | proxy CPU us/req | memcached CPU us/req | load-gen CPU us/req | RSS kB | other CPU % max | foreign CPU % max |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     for load in $LOADS; do
         declare -A MED=()
         for target in nutcracker proxy; do
@@ -289,15 +324,18 @@ stats() { # column number, load, target -> "median min max"
             read -r cpu _ _ < <(stats 9 "$load" "$target")
             read -r mc _ _ < <(stats 11 "$load" "$target")
             read -r _ _ rss < <(stats 10 "$load" "$target")
+            read -r lg _ _ < <(stats 14 "$load" "$target")
+            read -r _ _ other < <(stats 15 "$load" "$target")
+            read -r _ _ alien < <(stats 16 "$load" "$target")
             MED[$target-rps]=$rps MED[$target-p99]=$p99 MED[$target-cpu]=$cpu
-            printf '| %s | %s | %.0f [%.0f-%.0f] | %.1f | %.1f [%.1f-%.1f] | %.1f | %s | %.2f | %.2f | %s |\n' \
+            printf '| %s | %s | %.0f [%.0f-%.0f] | %.1f | %.1f [%.1f-%.1f] | %.1f | %s | %.2f | %.2f | %.2f | %s | %.1f | %.1f |\n' \
                 "$load" "$target" "$rps" "$rmin" "$rmax" "$p50" "$p99" "$qmin" "$qmax" "$p999" \
-                "$errs" "$cpu" "$mc" "$rss"
+                "$errs" "$cpu" "$mc" "$lg" "$rss" "$other" "$alien"
         done
         awk -v l="$load" -v a="${MED[proxy-rps]}" -v b="${MED[nutcracker-rps]}" \
             -v c="${MED[proxy-p99]}" -v d="${MED[nutcracker-p99]}" \
             -v e="${MED[proxy-cpu]}" -v f="${MED[nutcracker-cpu]}" \
-            'BEGIN {printf "| %s | proxy / nutcracker | %.2fx | | %.2fx | | | %.2fx | | |\n",
+            'BEGIN {printf "| %s | proxy / nutcracker | %.2fx | | %.2fx | | | %.2fx | | | | | |\n",
                     l, a / b, c / d, e / f}'
         unset MED
     done

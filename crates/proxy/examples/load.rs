@@ -370,6 +370,27 @@ fn drive(args: &Args, index: usize, value: &[u8], barrier: &Barrier) -> Tally {
     tally
 }
 
+/// This process's CPU time so far, in clock ticks (utime + stime of
+/// /proc/self/stat; 0 where there is none).
+fn own_cpu_ticks() -> u64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0;
+    };
+    // The fields after the command's closing parenthesis: state is field
+    // 3, utime 14, stime 15.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return 0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |n: usize| {
+        fields
+            .get(n - 3)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(14) + field(15)
+}
+
 /// The `q` quantile of sorted `ns`, in microseconds.
 fn quantile_us(ns: &[u64], q: f64) -> f64 {
     if ns.is_empty() {
@@ -465,12 +486,13 @@ fn main() -> ExitCode {
         }
     }
     let elapsed = (last - began).as_secs_f64();
+    let client_cpu_ticks = own_cpu_ticks();
     all.batches.sort_unstable();
     println!(
         "{{\"target\":\"{}\",\"connections\":{},\"pipeline\":{},\"seconds\":{:.3},\
          \"requests\":{},\"requests_per_s\":{:.1},\"p50_us\":{:.1},\"p99_us\":{:.1},\
          \"p999_us\":{:.1},\"errors\":{},\"gets\":{},\"hits\":{},\"batches\":{},\
-         \"warm_errors\":{warm_errors}}}",
+         \"warm_errors\":{warm_errors},\"client_cpu_ticks\":{client_cpu_ticks}}}",
         args.target,
         args.connections,
         args.pipeline,
