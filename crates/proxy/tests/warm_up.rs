@@ -108,38 +108,71 @@ fn get(port: u16, key: &[u8]) -> Option<Vec<u8>> {
         .then(|| answer[start..end].to_vec())
 }
 
+/// Four memcacheds, a ring file of the first three that will gain the
+/// fourth, and the proxy on it with `args` (no polling: SIGHUP only).
+struct Change {
+    dir: std::path::PathBuf,
+    servers: Vec<Server>,
+    before: std::path::PathBuf,
+    after: std::path::PathBuf,
+    file: std::path::PathBuf,
+    proxy: Server,
+}
+
+impl Change {
+    fn start(name: &str, args: &[&str]) -> Change {
+        let dir = crate::process::scratch_dir(name);
+        let servers: Vec<Server> = (0..4).map(|_| memcached()).collect();
+        let (before, after) = (dir.join("before.toml"), dir.join("after.toml"));
+        ring_file(&before, &servers[..3].iter().collect::<Vec<_>>());
+        ring_file(&after, &servers.iter().collect::<Vec<_>>());
+        let file = dir.join("cluster.toml");
+        fs::copy(&before, &file).expect("copy");
+        let path = file.to_string_lossy().into_owned();
+        let mut all = vec!["--cluster", path.as_str(), "--reload-interval", "3600000"];
+        all.extend_from_slice(args);
+        let proxy = proxy(&all);
+        Change {
+            dir,
+            servers,
+            before,
+            after,
+            file,
+            proxy,
+        }
+    }
+
+    /// The fourth server joins: the file, then SIGHUP.
+    fn join(&self) {
+        fs::copy(&self.after, &self.file).expect("copy");
+        hang_up(&self.proxy);
+    }
+}
+
+impl Drop for Change {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
 #[test]
 fn moved_keys_are_read_from_their_previous_server() {
-    let dir = crate::process::scratch_dir("ringwise-proxy-warm-up");
-    let servers: Vec<Server> = (0..4).map(|_| memcached()).collect();
-    let (before, after) = (dir.join("before.toml"), dir.join("after.toml"));
-    ring_file(&before, &servers[..3].iter().collect::<Vec<_>>());
-    ring_file(&after, &servers.iter().collect::<Vec<_>>());
-    let file = dir.join("cluster.toml");
-    fs::copy(&before, &file).expect("copy");
     let stats_port = crate::process::free_port();
     let stats_address = format!("127.0.0.1:{stats_port}");
-    let path = file.to_string_lossy().into_owned();
-    let proxied = proxy(&[
-        "--cluster",
-        &path,
-        "--warm-up",
-        "3600",
-        "--reload-interval",
-        "3600000",
-        "--stats",
-        &stats_address,
-    ]);
+    let change = Change::start(
+        "ringwise-proxy-warm-up",
+        &["--warm-up", "3600", "--stats", &stats_address],
+    );
+    let (servers, proxied) = (&change.servers, &change.proxy);
     let keys = keys();
     set_all(proxied.port, &keys);
-    let moved = moved(&before, &after, &keys);
+    let moved = moved(&change.before, &change.after, &keys);
     assert!(
         moved.len() > KEYS / 8 && moved.len() < KEYS / 2,
         "{} of {KEYS} moved",
         moved.len()
     );
-    fs::copy(&after, &file).expect("copy");
-    hang_up(&proxied);
+    change.join();
     let new = &servers[3];
     // Three moved keys are kept for the writes below.
     let mut sample = moved.iter().cloned().collect::<Vec<_>>();
@@ -231,33 +264,17 @@ fn moved_keys_are_read_from_their_previous_server() {
         b"42\r\n"
     );
     assert_eq!(held(new.port, &incremented).as_deref(), Some(&b"42"[..]));
-    let _ = fs::remove_dir_all(dir);
 }
 
 #[test]
 fn without_warm_up_or_after_it_moved_keys_miss() {
     for warm_up in ["0", "2"] {
-        let dir = crate::process::scratch_dir("ringwise-proxy-cold");
-        let servers: Vec<Server> = (0..4).map(|_| memcached()).collect();
-        let (before, after) = (dir.join("before.toml"), dir.join("after.toml"));
-        ring_file(&before, &servers[..3].iter().collect::<Vec<_>>());
-        ring_file(&after, &servers.iter().collect::<Vec<_>>());
-        let file = dir.join("cluster.toml");
-        fs::copy(&before, &file).expect("copy");
-        let path = file.to_string_lossy().into_owned();
-        let proxied = proxy(&[
-            "--cluster",
-            &path,
-            "--warm-up",
-            warm_up,
-            "--reload-interval",
-            "3600000",
-        ]);
+        let change = Change::start("ringwise-proxy-cold", &["--warm-up", warm_up]);
+        let proxied = &change.proxy;
         let keys = keys();
         set_all(proxied.port, &keys);
-        let moved = moved(&before, &after, &keys);
-        fs::copy(&after, &file).expect("copy");
-        hang_up(&proxied);
+        let moved = moved(&change.before, &change.after, &keys);
+        change.join();
         if warm_up != "0" {
             sleep(Duration::from_millis(2_500));
         }
@@ -274,28 +291,13 @@ fn without_warm_up_or_after_it_moved_keys_miss() {
             missed, moved,
             "--warm-up {warm_up}: exactly the moved keys miss"
         );
-        let _ = fs::remove_dir_all(dir);
     }
 }
 
 #[test]
 fn no_stale_read_across_a_change() {
-    let dir = crate::process::scratch_dir("ringwise-proxy-versions");
-    let servers: Vec<Server> = (0..4).map(|_| memcached()).collect();
-    let (before, after) = (dir.join("before.toml"), dir.join("after.toml"));
-    ring_file(&before, &servers[..3].iter().collect::<Vec<_>>());
-    ring_file(&after, &servers.iter().collect::<Vec<_>>());
-    let file = dir.join("cluster.toml");
-    fs::copy(&before, &file).expect("copy");
-    let path = file.to_string_lossy().into_owned();
-    let proxied = proxy(&[
-        "--cluster",
-        &path,
-        "--warm-up",
-        "3600",
-        "--reload-interval",
-        "3600000",
-    ]);
+    let change = Change::start("ringwise-proxy-versions", &["--warm-up", "3600"]);
+    let proxied = &change.proxy;
     let port = proxied.port;
     let versioned: Vec<Vec<u8>> = (0..200)
         .map(|i| format!("version:{i}").into_bytes())
@@ -338,11 +340,9 @@ fn no_stale_read_across_a_change() {
             });
         }
         sleep(Duration::from_millis(500));
-        fs::copy(&after, &file).expect("copy");
-        hang_up(&proxied);
+        change.join();
         sleep(Duration::from_millis(1_500));
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     assert!(checked.load(std::sync::atomic::Ordering::Relaxed) > 600);
-    let _ = fs::remove_dir_all(dir);
 }
