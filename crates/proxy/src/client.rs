@@ -24,7 +24,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -63,7 +63,9 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
     let (mut read, write) = stream.into_split();
     let (queue, pending) = mpsc::channel(PIPELINE);
     let writer = tokio::spawn(write_answers(write, pending, settings.timeout));
-    let mut buf: Vec<u8> = Vec::with_capacity(16 * 1024);
+    // Allocated when bytes arrive and freed when all are parsed: an idle
+    // connection holds no buffer.
+    let mut buf: Vec<u8> = Vec::new();
     let mut swallow = 0usize;
     'conn: loop {
         let mut start = 0;
@@ -176,6 +178,12 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
             }
         }
         buf.drain(..start);
+        if buf.is_empty() {
+            buf = Vec::new();
+            if read.readable().await.is_err() {
+                break;
+            }
+        }
         if buf.capacity() - buf.len() < 4096 {
             buf.reserve(16 * 1024);
         }
@@ -281,17 +289,22 @@ async fn keyed(
 }
 
 async fn write_answers(
-    write: tokio::net::tcp::OwnedWriteHalf,
+    mut write: tokio::net::tcp::OwnedWriteHalf,
     mut pending: mpsc::Receiver<Pending>,
     timeout: Duration,
 ) {
-    let mut write = BufWriter::with_capacity(64 * 1024, write);
+    // Answers gather here while more are queued and go out in one write;
+    // freed whenever the queue is empty, so an idle connection holds none.
+    let mut out: Vec<u8> = Vec::new();
     loop {
         let next = match pending.try_recv() {
             Ok(next) => next,
             Err(mpsc::error::TryRecvError::Empty) => {
-                if write.flush().await.is_err() {
-                    return;
+                if !out.is_empty() {
+                    if write.write_all(&out).await.is_err() {
+                        return;
+                    }
+                    out = Vec::new();
                 }
                 match pending.recv().await {
                     Some(next) => next,
@@ -300,29 +313,30 @@ async fn write_answers(
             }
             Err(mpsc::error::TryRecvError::Disconnected) => break,
         };
-        let written = match next {
-            Pending::Now(text) => write.write_all(text).await,
+        match next {
+            Pending::Now(text) => out.extend_from_slice(text),
             Pending::One(server, answer) => {
                 let bytes = wait(&server, answer, timeout).await;
-                write.write_all(bytes.as_ref().unwrap_or_else(|e| e)).await
+                out.extend_from_slice(bytes.as_ref().unwrap_or_else(|e| e));
             }
             Pending::Deleted(server, answer, old_deleted) => {
-                let bytes = match wait(&server, answer, timeout).await {
-                    Ok(_) if old_deleted => b"DELETED\r\n".to_vec(),
-                    Ok(bytes) | Err(bytes) => bytes,
-                };
-                write.write_all(&bytes).await
+                match wait(&server, answer, timeout).await {
+                    Ok(_) if old_deleted => out.extend_from_slice(b"DELETED\r\n"),
+                    Ok(bytes) | Err(bytes) => out.extend_from_slice(&bytes),
+                }
             }
             Pending::Retrieval(retrieval) => {
-                let bytes = write_retrieval(retrieval, timeout).await;
-                write.write_all(&bytes).await
+                out.extend_from_slice(&write_retrieval(retrieval, timeout).await);
             }
             Pending::Close => break,
-        };
-        if written.is_err() {
-            return;
+        }
+        if out.len() >= 64 * 1024 {
+            if write.write_all(&out).await.is_err() {
+                return;
+            }
+            out.clear();
         }
     }
-    let _ = write.flush().await;
+    let _ = write.write_all(&out).await;
     let _ = write.shutdown().await;
 }
