@@ -92,7 +92,16 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     if let Some(hot) = pool.hot() {
                         hot.generations.bump(key);
                     }
-                    let pending = keyed(&routing, client, key, bytes, noreply, settings.timeout);
+                    // Boxed, as the other rare paths: the connection's own
+                    // future stays small (an idle connection's memory).
+                    let pending = Box::pin(keyed(
+                        &routing,
+                        client,
+                        key,
+                        bytes,
+                        noreply,
+                        settings.timeout,
+                    ));
                     let pending = pending.await;
                     if let Some(hot) = pool.hot() {
                         invalidate(hot, &routing, client, key, settings.timeout).await;
@@ -123,11 +132,10 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                         })
                     });
                     match spread {
-                        Some(retrieve) => retrieve.send().await,
+                        Some(retrieve) => Box::pin(retrieve.send()).await,
                         None => {
-                            Retrieve::new(&routing, client, command, exptime, &keys)
-                                .send()
-                                .await
+                            let retrieve = Retrieve::new(&routing, client, command, exptime, &keys);
+                            Box::pin(retrieve.send()).await
                         }
                     }
                 }
@@ -326,7 +334,7 @@ async fn write_answers(
                 }
             }
             Pending::Retrieval(retrieval) => {
-                out.extend_from_slice(&write_retrieval(retrieval, timeout).await);
+                out.extend_from_slice(&Box::pin(write_retrieval(*retrieval, timeout)).await);
             }
             Pending::Close => break,
         }

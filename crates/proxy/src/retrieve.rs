@@ -40,7 +40,7 @@ pub enum Pending {
     /// owner held it.
     Deleted(Arc<Server>, oneshot::Receiver<Answer>, bool),
     /// A retrieval over several servers or with moved keys.
-    Retrieval(Retrieve),
+    Retrieval(Box<Retrieve>),
     /// Nothing more: close after what came before.
     Close,
 }
@@ -169,7 +169,7 @@ impl Retrieve {
             let server = self.parts[0].0.clone();
             return Pending::One(server, self.answers.remove(0));
         }
-        Pending::Retrieval(self)
+        Pending::Retrieval(Box::new(self))
     }
 }
 

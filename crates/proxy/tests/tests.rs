@@ -27,12 +27,6 @@
 
 #![allow(clippy::duplicate_mod)]
 
-#[path = "../../cli/tests/docs/transcript.rs"]
-#[allow(
-    dead_code,
-    reason = "the CLI's docs runner; the page listing and the run are what this crate uses"
-)]
-mod transcript;
 #[path = "../../etcd/tests/support/etcd.rs"]
 #[allow(
     dead_code,
@@ -44,6 +38,12 @@ mod etcd;
 mod process;
 #[path = "../../ringwise/tests/support/rng.rs"]
 mod rng;
+#[path = "../../cli/tests/docs/transcript.rs"]
+#[allow(
+    dead_code,
+    reason = "the CLI's docs runner; the page listing and the run are what this crate uses"
+)]
+mod transcript;
 
 mod servers;
 
