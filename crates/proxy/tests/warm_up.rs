@@ -13,7 +13,9 @@
 //! - without one (`--warm-up 0`), exactly the moved keys miss;
 //! - after the window ends, a moved key not read in it misses;
 //! - writers of versioned values and readers running across the change
-//!   never read a version older than the last one written and read back.
+//!   never read a version older than the last one written and read back;
+//! - without a signal, the polled file is followed, a refused one changes
+//!   nothing, and the counters come as JSON lines.
 
 use std::collections::HashSet;
 use std::fs;
@@ -345,4 +347,64 @@ fn no_stale_read_across_a_change() {
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     assert!(checked.load(std::sync::atomic::Ordering::Relaxed) > 600);
+}
+
+/// Without a signal: the file is polled (`--reload-interval 50`), a file
+/// the proxy refuses changes nothing (and says so), and the counters come
+/// as JSON lines on standard output (`--stats-interval 1`).
+#[test]
+fn the_file_is_followed_without_a_signal() {
+    let dir = crate::process::scratch_dir("ringwise-proxy-poll");
+    let servers: Vec<Server> = (0..2).map(|_| memcached()).collect();
+    let file = dir.join("cluster.toml");
+    ring_file(&file, &servers[..1].iter().collect::<Vec<_>>());
+    let path = file.to_string_lossy().into_owned();
+    let proxied = proxy(&[
+        "--cluster",
+        &path,
+        "--reload-interval",
+        "50",
+        "--stats-interval",
+        "1",
+    ]);
+    let log = proxied.process.dir().join("log");
+    let wait_for = |text: &str, count: usize| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let logged = fs::read_to_string(&log).unwrap_or_default();
+            if logged.matches(text).count() >= count {
+                return logged;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {text:?} in the proxy's output: {logged}"
+            );
+            sleep(Duration::from_millis(10));
+        }
+    };
+    fs::write(
+        &file,
+        "algorithm = \"ring\"\n[[nodes]]\nname = \"not an address\"\n",
+    )
+    .expect("write");
+    wait_for("refused, routing unchanged", 1);
+    assert_eq!(
+        exchange(proxied.port, b"set k 0 0 1\r\nv\r\n"),
+        b"STORED\r\n"
+    );
+    assert_eq!(
+        held(servers[0].port, b"k").as_deref(),
+        Some(&b"v"[..]),
+        "still the first file's pool"
+    );
+    ring_file(&file, &servers.iter().collect::<Vec<_>>());
+    wait_for("changed the routing", 1);
+    let logged = wait_for("{\"epoch\":1", 1);
+    let line = logged
+        .lines()
+        .find(|l| l.starts_with("{\"epoch\":1"))
+        .expect("a JSON line");
+    let doc: serde_json::Value = serde_json::from_str(line).expect("one JSON document a line");
+    assert_eq!(doc["servers"].as_array().map(Vec::len), Some(2));
+    let _ = fs::remove_dir_all(dir);
 }
