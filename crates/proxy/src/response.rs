@@ -30,7 +30,7 @@ pub struct Garbled(pub String);
 pub fn frame(buf: &[u8], expect: Expect) -> Result<Option<usize>, Garbled> {
     let mut at = 0;
     loop {
-        let Some(end) = line_end(&buf[at..]) else {
+        let Some(end) = line_end(&buf[at..])? else {
             return Ok(None);
         };
         let line = &buf[at..at + end];
@@ -39,7 +39,8 @@ pub fn frame(buf: &[u8], expect: Expect) -> Result<Option<usize>, Garbled> {
             let Some(len) = meta_value_len(line) else {
                 return Ok(Some(next));
             };
-            return Ok((buf.len() >= next + len + 2).then_some(next + len + 2));
+            let end = block_end(next, len)?;
+            return Ok((buf.len() >= end).then_some(end));
         }
         if expect == Expect::Line || line == b"END" || is_error(line) {
             return Ok(Some(next));
@@ -50,12 +51,25 @@ pub fn frame(buf: &[u8], expect: Expect) -> Result<Option<usize>, Garbled> {
                 String::from_utf8_lossy(&line[..line.len().min(80)])
             )));
         };
-        let block_end = next + len + 2;
-        if buf.len() < block_end {
+        let end = block_end(next, len)?;
+        if buf.len() < end {
             return Ok(None);
         }
-        at = block_end;
+        at = end;
     }
+}
+
+/// The largest value a backend may announce: memcached's item size tops
+/// out at 1 GiB (`-I`); past that the answer is garbled, not buffered.
+const MAX_VALUE: usize = 1 << 30;
+
+/// Where a data block of `len` bytes starting at `start` ends (with its
+/// `\r\n`).
+fn block_end(start: usize, len: usize) -> Result<usize, Garbled> {
+    if len > MAX_VALUE {
+        return Err(Garbled(format!("a value of {len} bytes announced")));
+    }
+    Ok(start + len + 2)
 }
 
 /// Whether `line` is one of memcached's error answers.
@@ -64,11 +78,16 @@ pub fn is_error(line: &[u8]) -> bool {
 }
 
 /// The position of the `\r\n` ending the first line of `buf`.
-fn line_end(buf: &[u8]) -> Option<usize> {
-    let newline = memchr::memchr(b'\n', buf)?;
-    // memcached always writes \r\n; a bare \n would be garbled, and the
-    // VALUE parse below refuses it.
-    Some(newline.saturating_sub(1))
+/// `Ok(None)` while no `\n` came; a bare `\n` (memcached always writes
+/// `\r\n`) is garbled.
+fn line_end(buf: &[u8]) -> Result<Option<usize>, Garbled> {
+    let Some(newline) = memchr::memchr(b'\n', buf) else {
+        return Ok(None);
+    };
+    match newline.checked_sub(1) {
+        Some(end) if buf[end] == b'\r' => Ok(Some(end)),
+        _ => Err(Garbled("a line ended without \\r\\n".into())),
+    }
 }
 
 /// The `<bytes>` of a `VALUE` line.
@@ -90,7 +109,7 @@ pub fn meta_value_len(line: &[u8]) -> Option<usize> {
 pub fn values(answer: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
     let mut at = 0;
     std::iter::from_fn(move || {
-        let end = line_end(&answer[at..])?;
+        let end = line_end(&answer[at..]).ok().flatten()?;
         let line = &answer[at..at + end];
         let len = value_len(line)?;
         let key = line[6..].split(|&b| b == b' ').next()?;
@@ -114,6 +133,10 @@ mod tests {
         assert_eq!(frame(&two[..20], Expect::Values), Ok(None));
         assert_eq!(frame(b"SERVER_ERROR oom\r\n", Expect::Values), Ok(Some(18)));
         assert!(frame(b"STORED\r\n", Expect::Values).is_err());
+        // What memcached never sends is refused, never sliced past the end.
+        assert!(frame(b"\n", Expect::Line).is_err());
+        assert!(frame(b"STORED\n", Expect::Line).is_err());
+        assert!(frame(b"VALUE a 0 1\n", Expect::Values).is_err());
         assert_eq!(frame(b"EN\r\n", Expect::Meta), Ok(Some(4)));
         assert_eq!(frame(b"VA 2 f5 t-1\r\nhi\r\n", Expect::Meta), Ok(Some(17)));
         assert_eq!(frame(b"VA 2 f5 t-1\r\nhi", Expect::Meta), Ok(None));
