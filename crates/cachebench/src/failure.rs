@@ -5,8 +5,9 @@
 //! The rule, as the CLI's: an option that is rejected is a usage error
 //! (2), whatever rejects it (clap, a value parser, a check of options that
 //! do not go together). What the run needs from outside and cannot get is
-//! unavailable (69): the memcached program (or setpriv), a server that
-//! exits at start or does not accept connections, a `--servers` address
+//! unavailable (69): the memcached program (or setpriv, or the proxy
+//! placements' `ringwise-proxy`), a server that exits at start or does
+//! not accept connections, a `--servers` address
 //! where nothing listens, etcd, `ringwise join`. The scratch database and
 //! the results and chart written are I/O (74). cachebench reads no
 //! cluster file, so the CLI's 65 and 66 do not occur. SIGINT and SIGTERM
@@ -21,10 +22,11 @@ Exit codes (the table of every ringwise binary):
   2   bad command line: unknown option, an option's value out of its range
       (the message names the option, the value and the range), options that
       do not go together
-  69  unavailable: the memcached program (or /usr/bin/setpriv) is missing, a
-      server exits at start or does not accept connections, a --servers
-      address where nothing listens, etcd cannot be reached, ringwise join
-      cannot start
+  69  unavailable: the memcached program (or /usr/bin/setpriv, or the
+      ringwise-proxy of a proxy placement) is missing, a server or the proxy
+      exits at start or does not accept connections, a --servers address
+      where nothing listens, etcd cannot be reached, ringwise join cannot
+      start
   74  I/O error: the scratch database, writing results or the chart
   130 stopped by SIGINT or SIGTERM (every server started here is stopped)
   (65 and 66, bad or unreadable cluster data, do not occur: no cluster file)";

@@ -13,18 +13,22 @@
 //! Modules: `servers` (memcached and `ringwise join` children, killed by
 //! pid), `cache` (memcache clients), `db` (SQLite), `keys` (seeded
 //! streams, Zipf), `route` (modulo or a ringwise placement over the
-//! members), `membership` (fixed or a live source), `run` (workers and phases),
-//! `report` (the table), `svg` (the chart).
+//! members), `membership` (fixed or a live source), `proxy` (the placements
+//! `proxy` and `proxy-cold`: a `ringwise-proxy` started here and its
+//! cluster file), `check` (the stale-read check), `run` (workers and
+//! phases), `report` (the table), `svg` (the chart).
 //!
 //! Cost: K keys in the database and the key-touched table; per request
 //! one placement lookup (O(1) to O(log P)) and one or two round trips.
 
 mod cache;
+mod check;
 mod db;
 mod failure;
 mod flags;
 mod keys;
 mod membership;
+mod proxy;
 mod report;
 mod route;
 mod run;
@@ -42,10 +46,12 @@ use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cache::Cache;
+use crate::check::Checker;
 use crate::db::Database;
 use crate::failure::Failure;
 use crate::keys::Distribution;
 use crate::membership::{Change, Fixed, Live, LiveTarget, Processes};
+use crate::proxy::{Proxy, ProxyMembership};
 use crate::report::Summary;
 use crate::route::{Algo, Route};
 use crate::run::{Membership, Shared, Timing, Workload};
@@ -95,7 +101,9 @@ struct Args {
     #[arg(long, value_name = "S", default_value_t = 1.0, value_parser = flags::seconds())]
     detect: f64,
     /// Placements to compare: `modulo` (md5(key) % N, the article's
-    /// baseline) and any ringwise algorithm.
+    /// baseline), any ringwise algorithm, and `proxy` / `proxy-cold`: a
+    /// ring placed by a `ringwise-proxy` started here, with its warm-up
+    /// window and without it (`--warm-up 0`).
     #[arg(long, value_delimiter = ',', default_value = "modulo,ring", value_parser = parse_algo)]
     algo: Vec<Algo>,
     /// Keys (rows in the database).
@@ -160,6 +168,16 @@ struct Args {
     /// failure detector's bound on gossip.
     #[arg(long, value_name = "S", default_value_t = 3, value_parser = flags::whole::<u64>(2, 86_400, "seconds"))]
     ttl: u64,
+    /// The memcached proxy of the `proxy` placements (default: beside this
+    /// program, else on PATH).
+    #[arg(long, value_name = "PATH")]
+    proxy: Option<PathBuf>,
+    /// Keys of the stale-read check: versioned writes and reads back
+    /// through the same path, at 5 % of --rps beside the workload; a read
+    /// older than the last acknowledged write is stale (0: no check).
+    #[arg(long, value_name = "KEYS", default_value_t = 1000,
+          value_parser = flags::whole::<u64>(0, 1_000_000, "keys"))]
+    check_stale: u64,
     /// Output: the text table or one JSON document.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -290,6 +308,15 @@ fn on_signals(stop: Arc<AtomicBool>) {
 fn bench(args: &Args, stop: &Arc<AtomicBool>) -> Result<()> {
     let change = change(args).map_err(Failure::usage)?;
     let (work, timing) = settings(args).map_err(Failure::usage)?;
+    if args.membership.is_some()
+        && let Some(algo) = args.algo.iter().find(|a| a.is_proxy())
+    {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "--algo {algo} with --membership: a proxy placement's membership is the cluster \
+             file this program gives ringwise-proxy; run the proxy placements without \
+             --membership"
+        )));
+    }
     let live = live_target(args).map_err(Failure::usage)?;
     let dir = scratch_dir().map_err(Failure::io)?;
     let result = (|| {
@@ -305,8 +332,18 @@ fn bench(args: &Args, stop: &Arc<AtomicBool>) -> Result<()> {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let summary = one(args, algo, change, &work, &timing, &db, live.as_ref(), stop)
-                .map_err(Failure::unavailable)?;
+            let summary = one(
+                args,
+                algo,
+                change,
+                &work,
+                &timing,
+                &db,
+                live.as_ref(),
+                stop,
+                &dir,
+            )
+            .map_err(Failure::unavailable)?;
             if args.format == Format::Text {
                 say_out(&format!("{}\n", report::intervals(&summary)))?;
             }
@@ -422,6 +459,7 @@ fn one(
     db: &Database,
     live: Option<&LiveTarget>,
     stop: &Arc<AtomicBool>,
+    dir: &std::path::Path,
 ) -> Result<Summary> {
     let (addresses, processes) = servers(args, change)?;
     let n = change.initial(addresses.len());
@@ -433,27 +471,49 @@ fn one(
             pid: p.as_ref().map(Memcached::pid),
         })
         .collect();
-    let caches = addresses
+    let connections = work.threads as u32 + check::THREADS as u32;
+    let mut caches = addresses
         .iter()
-        .map(|a| Cache::connect(a, work.threads as u32))
+        .map(|a| Cache::connect(a, connections))
         .collect::<Result<Vec<_>>>()?;
     if !args.servers.is_empty() {
         caches.iter().try_for_each(Cache::flush)?;
     }
+    let started = match algo {
+        Algo::Proxy { warm } => {
+            let program = proxy::program(args.proxy.as_deref());
+            let proxy = Proxy::start(&program, dir, &algo.to_string(), warm, &addresses[..n])?;
+            caches = vec![Cache::connect(&proxy.address, connections)?];
+            Some(proxy)
+        }
+        _ => None,
+    };
+    let proxy_server = started.as_ref().map(|p| report::Server {
+        address: p.address.clone(),
+        pid: Some(p.pid()),
+    });
     let progress = progress_bar(args, algo, timing);
     let initial = match live {
         Some(_) => Route::build(algo, &[])?,
         None => Route::build(algo, &membership::first(n))?,
     };
     let shared = Shared::new(initial, caches, work.keys, Arc::clone(stop));
-    let mut membership: Box<dyn Membership> = match live {
-        Some(target) => {
-            let mut live = Live::start(algo, n, change, target, processes, addresses)?;
+    let mut membership: Box<dyn Membership> = match (live, started) {
+        (_, Some(proxy)) => Box::new(ProxyMembership::new(
+            proxy,
+            n,
+            change,
+            addresses.clone(),
+            processes,
+            Duration::from_secs_f64(args.detect),
+        )),
+        (Some(target), None) => {
+            let mut live = Live::start(algo, n, change, target, processes, addresses.clone())?;
             progress.set_message("waiting for the membership source to list the servers");
             live.wait_for(&shared, Duration::from_secs(20))?;
             Box::new(live)
         }
-        None => Box::new(Fixed::new(
+        (None, None) => Box::new(Fixed::new(
             algo,
             n,
             change,
@@ -463,22 +523,59 @@ fn one(
     };
     progress.set_message("filling the cache to its steady state");
     run::preload(&shared, work)?;
+    let checker =
+        (args.check_stale > 0).then(|| Checker::new(args.check_stale, work.rps, work.seed));
+    if let Some(checker) = &checker {
+        checker.preload(&shared)?;
+    }
     let before = shared.route.load_full();
-    let outcome = run::drive(&shared, db, work, timing, membership.as_mut(), &progress)?;
+    let checks: Vec<Box<dyn Fn() + Sync>> = match &checker {
+        Some(checker) => (0..check::THREADS)
+            .map(|t| {
+                let shared = &shared;
+                Box::new(move || checker.worker(shared, t)) as Box<dyn Fn() + Sync>
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let side: Vec<&(dyn Fn() + Sync)> = checks.iter().map(|f| f.as_ref()).collect();
+    let outcome = run::drive(
+        &shared,
+        db,
+        work,
+        timing,
+        membership.as_mut(),
+        &progress,
+        &side,
+    )?;
     // Let a pending route (a killed server's detection) land.
     membership.tick(&shared, Some(Duration::from_secs(u64::MAX >> 2)))?;
     let after = shared.route.load_full();
+    let fallback_hits = membership.fallback_hits()?;
     drop(membership);
     progress.finish_and_clear();
     if outcome.change_at.is_none() {
         bail!("stopped before the change");
     }
-    let moved = moved(&before, &after, work.keys);
+    let moved = match algo {
+        // The proxy's placement over its file's nodes (the servers'
+        // addresses), before and after.
+        Algo::Proxy { .. } => {
+            proxy::moved(&addresses[..n], &addresses[..change.after(n)], work.keys)?
+        }
+        _ => moved(&before, &after, work.keys),
+    };
+    let extras = report::Extras {
+        servers: listed,
+        proxy: proxy_server,
+        fallback_hits,
+        stale_check: checker.as_ref().map(Checker::checked),
+    };
     Ok(report::summarize(
         &algo.to_string(),
         &outcome,
         moved,
-        listed,
+        extras,
     ))
 }
 

@@ -147,7 +147,7 @@ impl Membership for Fixed {
 }
 
 /// SIGKILLs the servers `range` (which this program must have started).
-fn kill(processes: &mut Processes, range: std::ops::Range<usize>) -> Result<()> {
+pub fn kill(processes: &mut Processes, range: std::ops::Range<usize>) -> Result<()> {
     for i in range {
         let process = processes[i]
             .take()

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::check::Checked;
 use crate::run::{self, Interval, Phase, Run};
 
 /// One placement's figures.
@@ -47,7 +48,24 @@ pub struct Summary {
     pub seconds: f64,
     /// The servers of this run: address, and pid when started here.
     pub servers: Vec<Server>,
+    /// A proxy placement's `ringwise-proxy`: its address and pid.
+    pub proxy: Option<Server>,
+    /// A proxy placement's reads of moved keys answered from their
+    /// previous server in the warm-up window (the proxy's
+    /// `fallback_hits`, all servers).
+    pub fallback_hits: Option<u64>,
+    /// The stale-read check (`--check-stale`), when it ran.
+    pub stale_check: Option<Checked>,
     pub intervals: Vec<Point>,
+}
+
+/// What a run has besides its intervals: the servers, a proxy's, the check.
+#[derive(Debug, Clone)]
+pub struct Extras {
+    pub servers: Vec<Server>,
+    pub proxy: Option<Server>,
+    pub fallback_hits: Option<u64>,
+    pub stale_check: Option<Checked>,
 }
 
 /// A memcached of the run.
@@ -72,7 +90,7 @@ pub struct Point {
 
 /// Summarises one run; `moved` is the fraction of keys whose server the
 /// change altered.
-pub fn summarize(algorithm: &str, run: &Run, moved: f64, servers: Vec<Server>) -> Summary {
+pub fn summarize(algorithm: &str, run: &Run, moved: f64, extras: Extras) -> Summary {
     let baseline = run::baseline_db_per_second(&run.intervals);
     let steady: Vec<&Interval> = run
         .intervals
@@ -117,7 +135,10 @@ pub fn summarize(algorithm: &str, run: &Run, moved: f64, servers: Vec<Server>) -
         requests: run.totals.requests,
         db_writes: run.totals.db_writes,
         seconds: run.wall_seconds,
-        servers,
+        servers: extras.servers,
+        proxy: extras.proxy,
+        fallback_hits: extras.fallback_hits,
+        stale_check: extras.stale_check,
         intervals: run
             .intervals
             .iter()
@@ -184,6 +205,38 @@ pub fn table(summaries: &[Summary]) -> String {
             s.recover_seconds
                 .map_or("never".to_owned(), |r| format!("{r:.1} s")),
             s.errors,
+        );
+    }
+    if summaries.iter().any(|s| s.stale_check.is_some()) {
+        out.push_str(&stale_table(summaries));
+    }
+    out
+}
+
+/// The stale-read check's lines: versioned writes, reads (after the
+/// change), stale reads, and a proxy's warm-up copies.
+fn stale_table(summaries: &[Summary]) -> String {
+    let keys = summaries
+        .iter()
+        .find_map(|s| s.stale_check.as_ref())
+        .map_or(0, |c| c.keys);
+    let mut out = format!(
+        "\nstale-read check: versioned writes and reads of {keys} keys check:N, the same path\n\
+         {:<12} {:>8} {:>8} {:>12} {:>8} {:>10} {:>15}\n",
+        "placement", "writes", "reads", "after change", "stale", "errors", "warm-up copies"
+    );
+    for s in summaries {
+        let Some(c) = &s.stale_check else { continue };
+        let _ = writeln!(
+            out,
+            "{:<12} {:>8} {:>8} {:>12} {:>8} {:>10} {:>15}",
+            s.algorithm,
+            c.writes,
+            c.reads,
+            c.reads_after,
+            c.stale,
+            c.errors,
+            s.fallback_hits.map_or("-".to_owned(), |n| n.to_string()),
         );
     }
     out

@@ -1,7 +1,10 @@
 //! Which server holds a key: the placement under test over the current
 //! members. `modulo` is the article's baseline, `hash % N` over the members
 //! in listed order, with the seed recipe's hash (the first 8 bytes of MD5,
-//! big-endian: [`StableHash::Md5`]); it exists only here. Every other name
+//! big-endian: [`StableHash::Md5`]); it exists only here. `proxy` and
+//! `proxy-cold` are a ring behind `ringwise-proxy` (with and without its
+//! warm-up window): the client sends every key to the proxy, its one
+//! server, and the proxy places it (see `proxy.rs`). Every other name
 //! is a ringwise [`Algorithm`] with its default parameters and key hash,
 //! built by [`ClusterSpec::build`] over the members in join order.
 //!
@@ -23,14 +26,23 @@ pub enum Algo {
     Modulo,
     /// A ringwise algorithm.
     Ringwise(Algorithm),
+    /// [`PROXY_ALGORITHM`] placed by `ringwise-proxy`, with its warm-up
+    /// window (`proxy`) or without it (`proxy-cold`, `--warm-up 0`).
+    Proxy { warm: bool },
 }
+
+/// The algorithm of the cluster file a proxy placement's proxy reads.
+pub const PROXY_ALGORITHM: Algorithm = Algorithm::Ring;
 
 impl FromStr for Algo {
     type Err = String;
 
     fn from_str(name: &str) -> Result<Self, String> {
-        if name == "modulo" {
-            return Ok(Algo::Modulo);
+        match name {
+            "modulo" => return Ok(Algo::Modulo),
+            "proxy" => return Ok(Algo::Proxy { warm: true }),
+            "proxy-cold" => return Ok(Algo::Proxy { warm: false }),
+            _ => {}
         }
         name.parse::<Algorithm>().map(Algo::Ringwise).map_err(|_| {
             format!(
@@ -46,16 +58,24 @@ impl fmt::Display for Algo {
         match self {
             Algo::Modulo => f.write_str("modulo"),
             Algo::Ringwise(algorithm) => f.write_str(algorithm.name()),
+            Algo::Proxy { warm: true } => f.write_str("proxy"),
+            Algo::Proxy { warm: false } => f.write_str("proxy-cold"),
         }
     }
 }
 
 impl Algo {
-    /// `modulo` and every ringwise algorithm name.
+    /// `modulo`, every ringwise algorithm name, `proxy` and `proxy-cold`.
     pub fn names() -> Vec<&'static str> {
         let mut names = vec!["modulo"];
         names.extend(Algorithm::NAMES.iter().copied());
+        names.extend(["proxy", "proxy-cold"]);
         names
+    }
+
+    /// Whether the placement is made by `ringwise-proxy`.
+    pub fn is_proxy(self) -> bool {
+        matches!(self, Algo::Proxy { .. })
     }
 }
 
@@ -80,6 +100,8 @@ pub struct Route {
 enum Kind {
     Modulo,
     Placement(Box<Keyed<AnyPlacement>>),
+    /// Every key to server 0, the proxy.
+    Proxy,
 }
 
 impl Route {
@@ -87,6 +109,7 @@ impl Route {
     pub fn build(algo: Algo, members: &[Member]) -> Result<Route> {
         let kind = match algo {
             Algo::Modulo => Kind::Modulo,
+            Algo::Proxy { .. } => Kind::Proxy,
             Algo::Ringwise(algorithm) => {
                 let nodes = members.iter().map(|m| Node::new(m.name.clone())).collect();
                 let spec = ClusterSpec::new(algorithm, nodes).context("describe the cluster")?;
@@ -115,6 +138,7 @@ impl Route {
                 let hash = StableHash::Md5.hash(key.as_bytes());
                 (n > 0).then(|| self.listed[(hash % n.max(1)) as usize].server)
             }
+            Kind::Proxy => (!self.listed.is_empty()).then_some(0),
             Kind::Placement(keyed) => {
                 let name = keyed.locate(key)?;
                 let at = self
@@ -167,8 +191,14 @@ mod tests {
     }
 
     #[test]
-    fn names_are_the_registry_plus_modulo() {
+    fn names_are_the_registry_plus_modulo_and_the_proxy() {
         assert_eq!("modulo".parse::<Algo>(), Ok(Algo::Modulo));
+        for name in ["proxy", "proxy-cold"] {
+            let algo = name.parse::<Algo>().expect("known");
+            assert!(algo.is_proxy());
+            assert_eq!(algo.to_string(), name);
+            assert!(Algo::names().contains(&name));
+        }
         for name in Algorithm::NAMES {
             assert_eq!(name.parse::<Algo>().expect("known").to_string(), *name);
         }

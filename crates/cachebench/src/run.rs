@@ -155,8 +155,14 @@ impl Shared {
         }
     }
 
-    fn ending(&self) -> bool {
+    /// The run is over (the driver ended it, or a signal).
+    pub fn ending(&self) -> bool {
         self.end.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Whether the change was made (keys are tracked from it on).
+    pub fn tracking(&self) -> bool {
+        self.tracking.load(Ordering::Relaxed)
     }
 }
 
@@ -177,6 +183,11 @@ pub trait Membership {
     }
     /// Called often; `since_change` is `None` before the change.
     fn tick(&mut self, shared: &Shared, since_change: Option<Duration>) -> Result<()>;
+    /// A proxy placement's reads answered from a previous server in the
+    /// warm-up window (the proxy's `fallback_hits`); `None` without a proxy.
+    fn fallback_hits(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
 }
 
 /// Which part of the run an interval belongs to.
@@ -339,7 +350,8 @@ fn request(shared: &Shared, reader: &db::Reader, work: &Workload, rng: &mut Rng)
 }
 
 /// Runs the workers and drives the phases; `progress` shows the live hit
-/// rate. Returns every interval.
+/// rate. `side` runs on threads of its own beside the workers, each until
+/// the run ends (the stale-read check's threads). Returns every interval.
 pub fn drive(
     shared: &Shared,
     db: &Database,
@@ -347,11 +359,15 @@ pub fn drive(
     timing: &Timing,
     membership: &mut dyn Membership,
     progress: &ProgressBar,
+    side: &[&(dyn Fn() + Sync)],
 ) -> Result<Run> {
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..work.threads)
             .map(|t| scope.spawn(move || worker(shared, db, work, t)))
             .collect();
+        for f in side {
+            scope.spawn(f);
+        }
         let run = phases(shared, timing, membership, progress);
         shared.end.store(true, Ordering::Relaxed);
         for handle in workers {

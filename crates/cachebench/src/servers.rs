@@ -65,6 +65,17 @@ impl Child {
     /// it was looked for, and the hint. Call it from the main thread: the
     /// parent-death signal fires when the spawning thread ends.
     pub fn spawn(command: &Command, what: &str, hint: &str) -> Result<Child> {
+        Child::spawn_logged(command, what, hint, None)
+    }
+
+    /// [`Child::spawn`] with the child's stdout and stderr appended to
+    /// `log` (for a child whose own messages explain its failures).
+    pub fn spawn_logged(
+        command: &Command,
+        what: &str,
+        hint: &str,
+        log: Option<&Path>,
+    ) -> Result<Child> {
         let program = Path::new(command.get_program());
         if let Some(place) = not_runnable(program) {
             bail!("cannot start {what}: {place}; {hint}");
@@ -88,10 +99,24 @@ impl Child {
         if let Some(dir) = command.get_current_dir() {
             wrapped.current_dir(dir);
         }
+        let (stdout, stderr) = match log {
+            None => (Stdio::null(), Stdio::null()),
+            Some(path) => {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .with_context(|| format!("create {}", path.display()))?;
+                let copy = file
+                    .try_clone()
+                    .with_context(|| format!("open {}", path.display()))?;
+                (Stdio::from(copy), Stdio::from(file))
+            }
+        };
         let spawned = wrapped
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
             .spawn();
         match spawned {
             Ok(child) => Ok(Child { child }),
@@ -102,6 +127,18 @@ impl Child {
     /// The child's pid.
     pub fn id(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Sends `signal` (`HUP`...) by pid with kill(1) and goes on.
+    pub fn signal(&self, signal: &str) -> Result<()> {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.id().to_string()])
+            .status()
+            .with_context(|| format!("run kill -{signal} {}", self.id()))?;
+        if !status.success() {
+            bail!("kill -{signal} {} failed ({status})", self.id());
+        }
+        Ok(())
     }
 
     /// Sends `signal` (`TERM`, `KILL`) by pid with kill(1), then waits
@@ -124,7 +161,7 @@ impl Child {
     }
 
     /// Whether the child has exited.
-    fn exited(&mut self) -> bool {
+    pub fn exited(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(Some(_)))
     }
 }
@@ -220,7 +257,7 @@ pub fn check_running(address: &str) -> Result<()> {
 }
 
 /// A loopback port that was free a moment ago.
-fn free_port() -> Result<u16> {
+pub fn free_port() -> Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0").context("bind a loopback port")?;
     Ok(listener.local_addr().context("local address")?.port())
 }

@@ -5,7 +5,8 @@
 //! runner (crates/cli/tests/docs/transcript.rs, its conventions in its
 //! module docs), shared by path: `CARGO_BIN_EXE_ringwise-cachebench` is
 //! visible only to this crate's tests, so the CLI's docs test leaves these
-//! pages to this one.
+//! pages to this one. Its proxy placements need `ringwise-proxy` beside
+//! `ringwise-cachebench`: built first ([`crate::proxy_built`]).
 
 #[path = "../../cli/tests/docs/transcript.rs"]
 #[allow(
@@ -27,6 +28,7 @@ fn etcd() -> (String, Box<dyn std::any::Any>) {
 
 #[test]
 fn the_cache_benchmark_page_prints_what_it_shows() {
+    crate::proxy_built();
     let root = workspace(env!("CARGO_MANIFEST_DIR"));
     let setup = Setup::beside(env!("CARGO_BIN_EXE_ringwise-cachebench"), etcd);
     let pages: Vec<_> = pages(&root)

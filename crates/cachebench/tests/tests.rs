@@ -16,7 +16,20 @@
 //!   join`, the placement follows what the source lists (an added server,
 //!   a killed one whose lease or session expires or whom the failure
 //!   detector declares dead), and every registrar has left etcd and
-//!   ZooKeeper when the run ends.
+//!   ZooKeeper when the run ends;
+//! - through `ringwise-proxy` (the placements `proxy` and `proxy-cold`),
+//!   the database's peak after 3 → 4 servers is lowest with the proxy's
+//!   warm-up window, higher without it, highest for `modulo`, and the
+//!   stale-read check reads no version older than the last acknowledged
+//!   write.
+//!
+//! `ringwise-proxy` is another package's binary, which Cargo builds for
+//! its own tests only (`CARGO_BIN_EXE_*` names this crate's binaries, and
+//! a binary cannot be a dev-dependency), so [`proxy_built`] builds it
+//! once per test binary with the Cargo running the tests
+//! (`cargo build -p ringwise-proxy`, the same profile, target directory
+//! and target): it lands beside `ringwise-cachebench`, where the program
+//! looks for it, and a run of the whole workspace finds it built already.
 //!
 //! Nothing here asserts how long anything took.
 
@@ -25,8 +38,9 @@
 #![allow(clippy::duplicate_mod)]
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -179,6 +193,71 @@ fn a_ring_loses_one_share_of_hits_and_modulo_most() {
     assert_stopped(&document);
 }
 
+/// 3 → 4 servers through `ringwise-proxy`, with and without its warm-up
+/// window, beside `modulo` on the same key stream: the warm-up window
+/// answers the moved keys from their previous servers (few of them go
+/// cold, the proxy counts its fallback hits), so the database's peak is
+/// the lowest; without it a ring's share goes cold; modulo's most. The
+/// stale-read check runs across the change: no stale read.
+#[test]
+fn the_proxy_warm_up_keeps_the_database_load_lowest() {
+    proxy_built();
+    let document = run(&[
+        "--add",
+        "1",
+        "--algo",
+        "modulo,proxy-cold,proxy",
+        "--check-stale",
+        "300",
+        // The peaks come in the first intervals: no need to wait for
+        // modulo's recovery.
+        "--warmup-max",
+        "5",
+        "--after-max",
+        "2.5",
+    ]);
+    let modulo = algorithm(&document, "modulo");
+    let cold = algorithm(&document, "proxy-cold");
+    let warm = algorithm(&document, "proxy");
+    for a in [modulo, cold, warm] {
+        let steady = number(a, "steady_hit_rate");
+        assert!((0.92..0.98).contains(&steady), "steady {steady}: {a}");
+        assert_eq!(a["errors"], 0, "{a}");
+        let check = &a["stale_check"];
+        assert_eq!(check["stale"], 0, "a stale read: {check}");
+        assert!(number(check, "reads_after") > 0.0, "{check}");
+        assert!(number(check, "writes") > 0.0, "{check}");
+    }
+    // Both proxies' rings move about a quarter of the keys; without the
+    // window that quarter goes cold, with it almost none does.
+    for a in [cold, warm] {
+        let moved = number(a, "moved");
+        assert!((0.13..=0.33).contains(&moved), "moved {moved}: {a}");
+        assert!(a["proxy"]["pid"].as_u64().is_some(), "{a}");
+    }
+    let (moved, went_cold) = (number(cold, "moved"), number(cold, "cold"));
+    assert!(
+        (moved - went_cold).abs() < 0.06,
+        "proxy-cold: moved {moved}, cold {went_cold}"
+    );
+    assert!(number(warm, "cold") < 0.06, "proxy: {warm}");
+    assert_eq!(cold["fallback_hits"], 0, "{cold}");
+    assert!(number(warm, "fallback_hits") > 0.0, "{warm}");
+    let peak = |a: &Value| number(a, "peak_multiplier");
+    assert!(
+        peak(warm) < peak(cold) && peak(cold) < peak(modulo),
+        "DB peaks: proxy {}, proxy-cold {}, modulo {}",
+        peak(warm),
+        peak(cold),
+        peak(modulo)
+    );
+    assert_stopped(&document);
+    for a in [cold, warm] {
+        let pid = a["proxy"]["pid"].as_u64().expect("started here");
+        assert!(!alive(pid), "ringwise-proxy pid {pid} still runs: {a}");
+    }
+}
+
 #[test]
 fn a_killed_server_is_counted_then_dropped() {
     let document = run(&["--kill", "1", "--algo", "ring", "--detect", "0.5"]);
@@ -200,6 +279,56 @@ fn a_killed_server_is_counted_then_dropped() {
         "no request goes to the dropped server: {last}"
     );
     assert_stopped(&document);
+}
+
+/// `ringwise-proxy` built beside `ringwise-cachebench` (see the module
+/// doc): `cargo build -p ringwise-proxy` once per test binary, with the
+/// profile and target directory (and `--target`, when cross-compiling)
+/// that hold `ringwise-cachebench`.
+pub fn proxy_built() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let bench = Path::new(BENCH);
+            let profile_dir = bench.parent().expect("the binary's directory");
+            let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .parent()
+                .expect("the target directory");
+            let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+                Some("debug") | None => "dev".to_owned(),
+                Some(name) => name.to_owned(),
+            };
+            let mut command = Command::new(env!("CARGO"));
+            command
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .args([
+                    "build",
+                    "--quiet",
+                    "-p",
+                    "ringwise-proxy",
+                    "--profile",
+                    &profile,
+                ])
+                .arg("--target-dir")
+                .arg(target_dir);
+            // target/TRIPLE/PROFILE when the tests were built with --target.
+            let triple_dir = profile_dir.parent().expect("the profile's directory");
+            if triple_dir != target_dir
+                && let Some(triple) = triple_dir.file_name()
+            {
+                command.arg("--target").arg(triple);
+            }
+            let output = command.output().expect("cargo runs");
+            assert!(
+                output.status.success(),
+                "cargo build -p ringwise-proxy failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let proxy = bench.with_file_name("ringwise-proxy");
+            assert!(proxy.exists(), "cargo built no {}", proxy.display());
+            proxy
+        })
+        .clone()
 }
 
 /// `ringwise` built beside this program: `scripts/test` builds the whole
@@ -417,6 +546,10 @@ fn bad_options_are_refused_with_the_fix() {
             "--kill",
         ),
         (&["--membership", "http://x"], "etcd://HOST:PORT"),
+        (
+            &["--membership", "etcd://127.0.0.1:1", "--algo", "ring,proxy"],
+            "run the proxy placements without --membership",
+        ),
         (&["--interval", "0"], "--interval"),
     ];
     for (args, expected) in cases {
@@ -484,6 +617,30 @@ fn a_missing_memcached_is_one_line_with_the_fix() {
     );
     assert!(
         line.contains("no program /nonexistent/memcached;"),
+        "{line}"
+    );
+}
+
+/// A proxy placement whose `ringwise-proxy` is not there: one line with
+/// the way to install it.
+#[test]
+fn a_missing_proxy_is_one_line_with_the_fix() {
+    let line = fails_in_one_line(
+        &[
+            "--nodes",
+            "2",
+            "--keys",
+            "100",
+            "--algo",
+            "proxy",
+            "--proxy",
+            "/nonexistent/ringwise-proxy",
+        ],
+        None,
+        "/nonexistent/ringwise-proxy",
+    );
+    assert!(
+        line.contains("cargo install --locked --path crates/proxy"),
         "{line}"
     );
 }
@@ -661,6 +818,7 @@ const BAD_VALUES: &[(&str, &str, &str)] = &[
     ("--membership", "http://x", "etcd://HOST:PORT"),
     ("--ttl", "1", "from 2 to 86,400"),
     ("--format", "xml", "text, json"),
+    ("--check-stale", "-1", "from 0 to 1,000,000"),
 ];
 
 /// Every bad flag value exits 2 (the CLI's table: bad usage), naming the
@@ -685,7 +843,7 @@ fn every_bad_flag_exits_2_naming_it() {
     }
     let help = Command::new(BENCH).arg("--help").output().expect("runs");
     let help = String::from_utf8_lossy(&help.stdout);
-    let checked_when_used = ["--memcached", "--ringwise", "--svg"];
+    let checked_when_used = ["--memcached", "--ringwise", "--proxy", "--svg"];
     for line in help.lines() {
         let Some(flag) = line.split_whitespace().next() else {
             continue;
