@@ -22,6 +22,7 @@
 //! the request to the server's write buffer and of the answer back.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -32,7 +33,7 @@ use crate::exchange::{ask, line, send, tell, wait};
 use crate::hot::Hot;
 use crate::pool::Pool;
 use crate::request::{Limits, Request, Retrieval, TOO_LARGE, parse};
-use crate::response::Expect;
+use crate::response::{Expect, values};
 use crate::retrieve::{Pending, Retrieve, write_retrieval};
 use crate::routing::Routing;
 use crate::server::Server;
@@ -131,9 +132,25 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                             Retrieve::hot(&routing, client, key, replica, owner, generations)
                         })
                     });
-                    match spread {
-                        Some(retrieve) => Box::pin(retrieve.send()).await,
-                        None => {
+                    // The common case first: one key, not moving, not
+                    // spread: one line to its owner, no retrieval state.
+                    let single = match (&spread, &keys[..]) {
+                        (None, [key]) => routing.route(key).filter(|(_, old)| old.is_none()),
+                        _ => None,
+                    };
+                    match (spread, single) {
+                        (Some(retrieve), _) => Box::pin(retrieve.send()).await,
+                        (None, Some((owner, _))) => {
+                            let mut line = command.word().to_vec();
+                            for word in exptime.iter().chain(&keys) {
+                                line.push(b' ');
+                                line.extend_from_slice(word);
+                            }
+                            line.extend_from_slice(b"\r\n");
+                            let answer = send(owner, client, line, Expect::Values).await;
+                            Pending::Values(owner.clone(), answer, 1)
+                        }
+                        (None, None) => {
                             let retrieve = Retrieve::new(&routing, client, command, exptime, &keys);
                             Box::pin(retrieve.send()).await
                         }
@@ -326,6 +343,16 @@ async fn write_answers(
             Pending::One(server, answer) => {
                 let bytes = wait(&server, answer, timeout).await;
                 out.extend_from_slice(bytes.as_ref().unwrap_or_else(|e| e));
+            }
+            Pending::Values(server, answer, keys) => {
+                let bytes = wait(&server, answer, timeout).await;
+                let bytes = bytes.as_ref().unwrap_or_else(|e| e);
+                let found = values(bytes).count() as u64;
+                let counters = &server.counters;
+                counters.hits.fetch_add(found, Ordering::Relaxed);
+                let missed = (keys as u64).saturating_sub(found);
+                counters.misses.fetch_add(missed, Ordering::Relaxed);
+                out.extend_from_slice(bytes);
             }
             Pending::Deleted(server, answer, old_deleted) => {
                 match wait(&server, answer, timeout).await {

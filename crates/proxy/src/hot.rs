@@ -27,7 +27,6 @@
 //! Cost: one lock and O(TRACKED) scan per single-key `get` while enabled;
 //! a replica walk of R for a hot key; R - 1 extra requests per write.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -161,26 +160,5 @@ pub async fn periods(servers: impl Fn() -> Vec<Arc<Server>>) {
         for server in servers() {
             server.new_period();
         }
-    }
-}
-
-/// A server's reads in the current period (the load the bound compares).
-#[derive(Debug, Default)]
-pub struct PeriodReads(AtomicU64);
-
-impl PeriodReads {
-    /// One more.
-    pub fn add(&self) {
-        self.0.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// How many.
-    pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-
-    /// Back to zero.
-    pub fn reset(&self) {
-        self.0.store(0, Ordering::Relaxed);
     }
 }

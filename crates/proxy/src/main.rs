@@ -55,7 +55,7 @@ struct Args {
     pool: Option<String>,
     /// Connections to each server (a client uses one of them, so its
     /// requests to a server stay in order) [default: the pool's
-    /// `server_connections`, else 2].
+    /// `server_connections`, else 1, as nutcracker's].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     server_connections: Option<u32>,
     /// Milliseconds an answer may take before the client gets a
@@ -98,8 +98,11 @@ struct Args {
     /// this period are under (1 + ε) × the mean + 1.
     #[arg(long, default_value_t = 0.25, value_name = "EPSILON", value_parser = epsilon)]
     hot_epsilon: f64,
-    /// Worker threads.
-    #[arg(long, default_value_t = 2, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    /// Worker threads. One, as nutcracker, by default: every request
+    /// passes between a few tasks, and on two cores a second thread made
+    /// those hand-offs cross threads (BENCHMARKS.md, issue 30); for more
+    /// cores give more, or run one proxy per core.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     threads: u16,
 }
 
@@ -210,7 +213,7 @@ async fn run(args: Args, file: Directives, start: Start) -> anyhow::Result<()> {
     let connections = args
         .server_connections
         .or(file.server_connections)
-        .unwrap_or(2);
+        .unwrap_or(1);
     let options = Options {
         connections: connections as usize,
         connect_timeout: timeout,

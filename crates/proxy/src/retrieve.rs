@@ -36,6 +36,9 @@ pub enum Pending {
     Now(&'static [u8]),
     /// One server's answer.
     One(Arc<Server>, oneshot::Receiver<Answer>),
+    /// One server's answer to a retrieval of `usize` keys (its hits and
+    /// misses counted).
+    Values(Arc<Server>, oneshot::Receiver<Answer>, usize),
     /// A moved key's delete: the new owner's answer, `DELETED` if the old
     /// owner held it.
     Deleted(Arc<Server>, oneshot::Receiver<Answer>, bool),
@@ -167,7 +170,7 @@ impl Retrieve {
         let moved = self.keys.iter().any(|k| k.old.is_some());
         if self.parts.len() == 1 && !moved {
             let server = self.parts[0].0.clone();
-            return Pending::One(server, self.answers.remove(0));
+            return Pending::Values(server, self.answers.remove(0), self.keys.len());
         }
         Pending::Retrieval(Box::new(self))
     }

@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::backend::Backend;
-use crate::hot::PeriodReads;
 
 /// When a server is taken out of the ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,8 +54,8 @@ pub struct Server {
     /// Milliseconds since `started` until which it is out; 0: in.
     ejected_until: AtomicU64,
     started: Instant,
-    /// Requests in the current hot-key period.
-    period: PeriodReads,
+    /// Requests in the current hot-key period ([`crate::hot`]'s load).
+    period: AtomicU64,
     /// What it did.
     pub counters: Counters,
 }
@@ -80,7 +79,7 @@ impl Server {
             failures: AtomicU32::new(0),
             ejected_until: AtomicU64::new(0),
             started: Instant::now(),
-            period: PeriodReads::default(),
+            period: AtomicU64::new(0),
             counters: Counters::default(),
         }
     }
@@ -94,18 +93,18 @@ impl Server {
     /// its requests to a server stay in order.
     pub fn connection(&self, client: usize) -> &Backend {
         self.counters.requests.fetch_add(1, Ordering::Relaxed);
-        self.period.add();
+        self.period.fetch_add(1, Ordering::Relaxed);
         &self.connections[client % self.connections.len()]
     }
 
     /// Requests sent to it in the current hot-key period.
     pub fn period_reads(&self) -> u64 {
-        self.period.get()
+        self.period.load(Ordering::Relaxed)
     }
 
     /// Starts a new hot-key period.
     pub fn new_period(&self) {
-        self.period.reset();
+        self.period.store(0, Ordering::Relaxed);
     }
 
     fn now_ms(&self) -> u64 {
