@@ -346,7 +346,8 @@ fn no_stale_read_across_a_change() {
         sleep(Duration::from_millis(1_500));
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
-    assert!(checked.load(std::sync::atomic::Ordering::Relaxed) > 600);
+    // It ran (a slow machine does fewer rounds; none may read stale).
+    assert!(checked.load(std::sync::atomic::Ordering::Relaxed) > 100);
 }
 
 /// Without a signal: the file is polled (`--reload-interval 50`), a file
