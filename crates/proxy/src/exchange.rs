@@ -35,19 +35,8 @@ pub async fn ask(
     expect: Expect,
     timeout: Duration,
 ) -> Option<Vec<u8>> {
-    let (tx, rx) = oneshot::channel::<Answer>();
-    let reply = Some((expect, tx));
-    server.connection(client).send(Job { bytes, reply }).await;
-    match tokio::time::timeout(timeout, rx).await {
-        Ok(Ok(Ok(answer))) => {
-            server.answered();
-            Some(answer)
-        }
-        _ => {
-            server.failed();
-            None
-        }
-    }
+    let answer = send(server, client, bytes, expect).await;
+    wait(server, answer, timeout).await.ok()
 }
 
 /// Sends `bytes` to `server` without waiting (a `noreply` request).

@@ -18,10 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
-use ringwise::{AnyPlacement, Keyed};
 use ringwise_membership::{Cluster, Options, Scheme, Source, Url, Watcher};
 
-use crate::pool::Pool;
+use crate::pool::{Membership, Pool};
 
 /// The source `url` names; `ttl` bounds liveness (ZooKeeper's session,
 /// gossip's dead-node timeout).
@@ -71,8 +70,8 @@ pub async fn first(source: &dyn Source, wait: Duration) -> anyhow::Result<(Watch
     }
 }
 
-/// The placement and each node's address, by node id.
-pub fn routing_of(cluster: &Cluster) -> Option<(Keyed<AnyPlacement>, Vec<String>)> {
+/// The membership `cluster` describes; `None` with no member.
+pub fn routing_of(cluster: &Cluster) -> Option<Membership> {
     let keyed = cluster.placement()?.clone();
     let nodes = ringwise::Placement::nodes(keyed.placement());
     let mut addresses = Vec::with_capacity(nodes.len());
@@ -81,7 +80,12 @@ pub fn routing_of(cluster: &Cluster) -> Option<(Keyed<AnyPlacement>, Vec<String>
         let address = member.and_then(|m| m.member.address.clone());
         addresses.push(address.unwrap_or_else(|| node.name.clone()));
     }
-    Some((keyed, addresses))
+    let fingerprint = cluster.fingerprint;
+    Some(Membership {
+        keyed,
+        addresses,
+        fingerprint,
+    })
 }
 
 /// Follows `watcher` until it stops: every change becomes the routing.
@@ -94,8 +98,8 @@ pub async fn follow(pool: Arc<Pool>, watcher: Watcher) -> anyhow::Result<()> {
             .context("the membership watcher stopped")?;
         let cluster = watcher.load().placement.clone();
         match routing_of(&cluster) {
-            Some((keyed, addresses)) => {
-                if pool.change_to(keyed, addresses) {
+            Some(members) => {
+                if pool.change_to(members) {
                     eprintln!(
                         "ringwise-proxy: the membership changed the routing (epoch {})",
                         pool.routing().epoch

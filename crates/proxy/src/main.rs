@@ -246,8 +246,8 @@ async fn run(args: Args, file: Directives, start: Start) -> anyhow::Result<()> {
             let ttl = Duration::from_secs(args.membership_ttl);
             let source = live::open(&url, ttl)?;
             let (watcher, cluster) = live::first(source.as_ref(), Duration::from_secs(30)).await?;
-            let (keyed, addresses) = live::routing_of(&cluster).context("an empty cluster")?;
-            let pool = Arc::new(Pool::start_with(keyed, &addresses, options));
+            let members = live::routing_of(&cluster).context("an empty cluster")?;
+            let pool = Arc::new(Pool::start_with(members, options));
             let following = pool.clone();
             tokio::spawn(async move {
                 // The source lives as long as its watcher.

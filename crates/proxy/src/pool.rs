@@ -60,6 +60,20 @@ pub struct Options {
     pub hot_keys: Option<HotKeys>,
 }
 
+/// A membership to route by: the placement, each node's address (by node
+/// id) and the placement's [`ClusterSpec::fingerprint`] (equal for equal
+/// rings, so a change that places nothing differently is told apart
+/// without rebuilding anything).
+#[derive(Debug)]
+pub struct Membership {
+    /// Keys to node ids.
+    pub keyed: Keyed<AnyPlacement>,
+    /// `addresses[id]` reaches node `id`.
+    pub addresses: Vec<String>,
+    /// The description's fingerprint.
+    pub fingerprint: u64,
+}
+
 /// The routing in force and every server's connections.
 #[derive(Debug)]
 pub struct Pool {
@@ -76,14 +90,13 @@ impl Pool {
     /// Reads `source` and starts its servers' connections (each made on
     /// its first request).
     pub fn start(source: &Source, options: Options) -> anyhow::Result<Pool> {
-        let (keyed, addresses) = read(source)?;
-        Ok(Pool::start_with(keyed, &addresses, options))
+        Ok(Pool::start_with(read(source)?, options))
     }
 
-    /// [`Pool::start`] on a placement already built.
-    pub fn start_with(keyed: Keyed<AnyPlacement>, addresses: &[String], options: Options) -> Pool {
+    /// [`Pool::start`] on a membership already read.
+    pub fn start_with(members: Membership, options: Options) -> Pool {
         let servers = Mutex::new(HashMap::new());
-        let table = table(&servers, &options, keyed, addresses);
+        let table = table(&servers, &options, members);
         Pool {
             routing: ArcSwap::from_pointee(Routing::new(table, None, 0)),
             servers,
@@ -98,27 +111,21 @@ impl Pool {
     /// window. Nothing changes when `source` is refused. Returns whether
     /// the routing changed. O(the placement's build).
     pub fn change(&self, source: &Source) -> anyhow::Result<bool> {
-        let (keyed, addresses) = read(source)?;
-        Ok(self.change_to(keyed, addresses))
+        Ok(self.change_to(read(source)?))
     }
 
-    /// [`Pool::change`] to a placement already built, `addresses[id]`
-    /// reaching node `id` (a live membership source's cluster).
-    pub fn change_to(&self, keyed: Keyed<AnyPlacement>, addresses: Vec<String>) -> bool {
+    /// [`Pool::change`] to a membership already read (a live source's
+    /// cluster).
+    pub fn change_to(&self, members: Membership) -> bool {
         let old = self.routing.load_full();
-        let same_addresses = old.current.servers.len() == addresses.len()
-            && old
-                .current
-                .servers
-                .iter()
-                .zip(&addresses)
+        let same_addresses = old.current.servers.len() == members.addresses.len()
+            && (old.current.servers.iter())
+                .zip(&members.addresses)
                 .all(|(s, a)| s.address() == a);
-        let same_placement = old.current.keyed.placement().nodes() == keyed.placement().nodes()
-            && same_owners(&old.current.keyed, &keyed);
-        if same_addresses && same_placement {
+        if same_addresses && old.current.fingerprint == members.fingerprint {
             return false;
         }
-        let table = table(&self.servers, &self.options, keyed, &addresses);
+        let table = table(&self.servers, &self.options, members);
         let previous = (!self.options.warm_up.is_zero())
             .then(|| (old.current.clone(), Instant::now() + self.options.warm_up));
         self.routing
@@ -142,16 +149,14 @@ impl Pool {
     }
 }
 
-/// The servers of `addresses` (running ones reused from `known`).
+/// The table of `members`, its servers reused from `known` when running.
 fn table(
     known: &Mutex<HashMap<String, Arc<Server>>>,
     options: &Options,
-    keyed: Keyed<AnyPlacement>,
-    addresses: &[String],
+    members: Membership,
 ) -> Arc<Table> {
     let mut known = known.lock().unwrap_or_else(PoisonError::into_inner);
-    let servers = addresses
-        .iter()
+    let servers = (members.addresses.iter())
         .map(|address| {
             let start = || {
                 let (n, timeout) = (options.connections, options.connect_timeout);
@@ -160,23 +165,18 @@ fn table(
             known.entry(address.clone()).or_insert_with(start).clone()
         })
         .collect();
-    Arc::new(Table { keyed, servers })
-}
-
-/// Whether two placements over the same nodes put a sample of keys alike
-/// (a settings change without a node change, e.g. vnodes).
-fn same_owners(a: &Keyed<AnyPlacement>, b: &Keyed<AnyPlacement>) -> bool {
-    (0..4096u32).all(|i| {
-        let key = format!("ringwise-proxy-probe:{i}");
-        a.locate(&key) == b.locate(&key)
+    Arc::new(Table {
+        keyed: members.keyed,
+        servers,
+        fingerprint: members.fingerprint,
     })
 }
 
-/// The placement and each node's address, by node id.
-fn read(source: &Source) -> anyhow::Result<(Keyed<AnyPlacement>, Vec<String>)> {
+/// The membership `source` describes.
+fn read(source: &Source) -> anyhow::Result<Membership> {
     match source {
         Source::Cluster(text) => {
-            let (_, keyed) = ClusterSpec::from_toml_built(text)?;
+            let (spec, keyed) = ClusterSpec::from_toml_built(text)?;
             let nodes = keyed.placement().nodes();
             let mut addresses = Vec::with_capacity(nodes.len());
             for node in nodes.iter() {
@@ -189,11 +189,17 @@ fn read(source: &Source) -> anyhow::Result<(Keyed<AnyPlacement>, Vec<String>)> {
                 }
                 addresses.push(node.name.clone());
             }
-            Ok((keyed, addresses))
+            let fingerprint = spec.fingerprint();
+            Ok(Membership {
+                keyed,
+                addresses,
+                fingerprint,
+            })
         }
         Source::Nutcracker { text, pool } => {
             let imported = ringwise_import::import(Kind::Twemproxy, text, pool.as_deref())?;
-            let keyed = imported.spec()?.build().context("building the pool")?;
+            let spec = imported.spec()?;
+            let keyed = spec.build().context("building the pool")?;
             let nodes = keyed.placement().nodes();
             let mut addresses = vec![String::new(); nodes.len()];
             for (member, address) in imported.members.iter().zip(&imported.addresses) {
@@ -203,7 +209,12 @@ fn read(source: &Source) -> anyhow::Result<(Keyed<AnyPlacement>, Vec<String>)> {
                 let address = address.clone().unwrap_or_else(|| member.name.clone());
                 addresses[id as usize] = address;
             }
-            Ok((keyed, addresses))
+            let fingerprint = spec.fingerprint();
+            Ok(Membership {
+                keyed,
+                addresses,
+                fingerprint,
+            })
         }
     }
 }

@@ -42,6 +42,8 @@ pub struct Table {
     pub keyed: Keyed<AnyPlacement>,
     /// `servers[id]`.
     pub servers: Vec<Arc<Server>>,
+    /// The placement's [`ringwise::ClusterSpec::fingerprint`].
+    pub fingerprint: u64,
 }
 
 impl Table {
@@ -99,7 +101,9 @@ impl Routing {
                 return None;
             }
             let old = p.placement.owner(key)?;
-            (old.address() != owner.address() && !old.is_ejected()).then_some(old)
+            // Servers are shared by address across tables: the same one is
+            // the same Arc.
+            (!Arc::ptr_eq(old, owner) && !old.is_ejected()).then_some(old)
         });
         Some((owner, before))
     }
