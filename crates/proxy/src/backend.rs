@@ -1,74 +1,163 @@
 //! One pipelined connection to one memcached server.
 //!
-//! How it works: requests arrive on a bounded channel in the order the
-//! clients' connections sent them; a writer sends them back to back (one
-//! flush per burst) and queues, for each request that gets an answer, what
-//! the answer looks like and who waits for it; a reader frames the
-//! server's answers in the same order ([`crate::response::frame`]) and
-//! hands each to its waiter. memcached answers a connection's requests in
+//! How it works: clients append their requests to the connection's output
+//! buffer, and with each request that gets an answer, under the same lock
+//! and so in the same order, what the answer looks like and who waits for
+//! it. A client that has queued a burst (what it parsed from one read,
+//! [`crate::exchange::Batch`]) wakes the connection's task unless it is
+//! awake already; the task writes the buffer, which by then holds what
+//! every client queued meanwhile: one write for the requests of all the
+//! clients served in one turn of the runtime (measured against a client
+//! writing its own burst at once: as fast with one client, fewer writes
+//! and less CPU with eight, BENCHMARKS.md issue 30). The task also frames
+//! the server's answers in order ([`crate::response::frame`]) and hands
+//! each to its waiter: memcached answers a connection's requests in
 //! order, so the n-th answer is the n-th expected one. A `noreply` request
-//! queues nothing (memcached answers nothing to it, errors included; the
-//! requests it would still answer, those of a wrong token count, the proxy
-//! answers itself, see [`crate::request`]).
+//! queues no waiter (memcached answers nothing to it, errors included;
+//! the requests it would still answer, those of a wrong token count, the
+//! proxy answers itself, see [`crate::request`]).
 //!
 //! The connection is made on the first request and made again on the next
-//! one after it breaks; every request in flight then fails with a
-//! `SERVER_ERROR` naming the server (a request already written may or may
-//! not have been applied, as with any client).
+//! one after it breaks; every request queued or in flight then fails with
+//! a `SERVER_ERROR` naming the server (a request already written may or
+//! may not have been applied, as with any client).
 //!
-//! Cost: one task pair per connection; a request is copied once into the
-//! write buffer, an answer once out of the read buffer.
+//! Bounds: at most [`QUEUE`] answers awaited and [`BACKLOG`] bytes not yet
+//! written; a request beyond either fails at once with a `SERVER_ERROR`
+//! (a stopped server would otherwise hold every client's requests, and
+//! the proxy's memory, until it wakes).
+//!
+//! Cost: per request one lock and one copy into the output buffer; per
+//! burst at most one wake of the task; per turn one write; per answer one
+//! copy out of the read buffer (one lock for all the answers of a read).
+//! One task per connection.
 
+use std::collections::VecDeque;
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedReadHalf;
-use tokio::sync::{mpsc, oneshot};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{Notify, oneshot};
 
 use crate::response::{Expect, frame};
 
 /// An answer, or why there is none (a `SERVER_ERROR` line to send).
 pub type Answer = Result<Vec<u8>, Vec<u8>>;
 
-/// A request for the server.
-#[derive(Debug)]
-pub struct Job {
-    /// The bytes to send.
-    pub bytes: Vec<u8>,
-    /// What the answer looks like, and who waits for it (`None`: no
-    /// answer comes, `noreply`).
-    pub reply: Option<(Expect, oneshot::Sender<Answer>)>,
-}
+/// What an answer looks like, and who waits for it.
+pub type Waiter = (Expect, oneshot::Sender<Answer>);
 
-/// The sending end of a connection's queue.
+/// How many answers one connection may await.
+pub const QUEUE: usize = 4096;
+
+/// How many bytes may wait for one connection's socket (a request is
+/// always taken into an empty buffer, however large).
+pub const BACKLOG: usize = 16 << 20;
+
+/// A connection: clients queue on it; its task connects, writes and
+/// reads the answers.
 #[derive(Debug, Clone)]
 pub struct Backend {
-    address: String,
-    jobs: mpsc::Sender<Job>,
+    shared: Arc<Shared>,
 }
 
-/// How many requests may wait for a connection's writer.
-const QUEUE: usize = 4096;
+#[derive(Debug)]
+struct Shared {
+    address: String,
+    state: Mutex<State>,
+    /// Wakes the task: to connect, or to write.
+    wake: Notify,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Requests not yet written, in the order queued.
+    out: Vec<u8>,
+    /// The answers awaited, oldest first.
+    waiters: VecDeque<Waiter>,
+    /// The socket's writing half while connected.
+    socket: Option<Arc<OwnedWriteHalf>>,
+    /// The task is to write `out` (woken by a client, or connected with
+    /// requests queued): clients only append.
+    task_writes: bool,
+    /// A connection is being made, or is to be.
+    connecting: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // The state stays consistent at every unlock: a panic elsewhere
+        // while holding it (none is known) must not stop the connection.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 impl Backend {
     /// Starts the connection's task (it connects on the first request).
     pub fn start(address: String, connect_timeout: Duration) -> Backend {
-        let (jobs, queue) = mpsc::channel(QUEUE);
-        tokio::spawn(run(address.clone(), queue, connect_timeout));
-        Backend { address, jobs }
+        let shared = Arc::new(Shared {
+            address,
+            state: Mutex::default(),
+            wake: Notify::new(),
+        });
+        tokio::spawn(run(shared.clone(), connect_timeout));
+        Backend { shared }
     }
 
     /// The server's `host:port`.
     pub fn address(&self) -> &str {
-        &self.address
+        &self.shared.address
     }
 
-    /// Queues `job`; fails it when the connection's task is gone.
-    pub async fn send(&self, job: Job) {
-        if let Err(mpsc::error::SendError(job)) = self.jobs.send(job).await {
-            fail(job, &self.address, "the connection's task stopped");
+    /// Whether both are the same connection.
+    pub fn same(&self, other: &Backend) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// Queues `bytes`, and `reply` when an answer comes; fails `reply` at
+    /// once when the connection holds too much already. True when the
+    /// caller is to [`Backend::flush`] it (connected, and the task is not
+    /// woken yet).
+    pub fn queue(&self, bytes: &[u8], reply: Option<Waiter>) -> bool {
+        let shared = &*self.shared;
+        let mut state = shared.lock();
+        let full = !state.out.is_empty() && state.out.len() + bytes.len() > BACKLOG;
+        if full || (reply.is_some() && state.waiters.len() >= QUEUE) {
+            drop(state);
+            if let Some((_, waiter)) = reply {
+                let why = "too many requests wait for it (is it stopped?)";
+                let _ = waiter.send(Err(failure(&shared.address, why)));
+            }
+            return false;
         }
+        state.out.extend_from_slice(bytes);
+        if let Some(reply) = reply {
+            state.waiters.push_back(reply);
+        }
+        if state.socket.is_some() {
+            return !state.task_writes;
+        }
+        if !state.connecting {
+            state.connecting = true;
+            drop(state);
+            shared.wake.notify_one();
+        }
+        false
+    }
+
+    /// Has the task write what is queued (unless it is to already).
+    pub fn flush(&self) {
+        let shared = &*self.shared;
+        let mut state = shared.lock();
+        if state.task_writes || state.out.is_empty() || state.socket.is_none() {
+            return;
+        }
+        state.task_writes = true;
+        drop(state);
+        shared.wake.notify_one();
     }
 }
 
@@ -77,116 +166,150 @@ pub fn failure(address: &str, why: &str) -> Vec<u8> {
     format!("SERVER_ERROR ringwise-proxy: server {address}: {why}\r\n").into_bytes()
 }
 
-fn fail(job: Job, address: &str, why: &str) {
-    if let Some((_, waiter)) = job.reply {
-        let _ = waiter.send(Err(failure(address, why)));
-    }
-}
-
-async fn run(address: String, mut queue: mpsc::Receiver<Job>, connect_timeout: Duration) {
-    // Connect when there is something to send, and again after a break.
-    while let Some(first) = queue.recv().await {
-        let stream = match tokio::time::timeout(connect_timeout, TcpStream::connect(&address)).await
-        {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(err)) => {
-                fail(first, &address, &format!("cannot connect: {err}"));
-                continue;
-            }
-            Err(_) => {
-                fail(first, &address, "connect timed out");
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let (read, write) = stream.into_split();
-        let (waiting, waiters) = mpsc::unbounded_channel();
-        let reader = tokio::spawn(read_answers(read, waiters, address.clone()));
-        let mut write = BufWriter::with_capacity(64 * 1024, write);
-        let mut next = Some(first);
-        loop {
-            let job = match next.take() {
-                Some(job) => job,
-                None => match queue.try_recv() {
-                    Ok(job) => job,
-                    Err(mpsc::error::TryRecvError::Empty) => {
-                        if write.flush().await.is_err() {
-                            break;
-                        }
-                        match queue.recv().await {
-                            Some(job) => job,
-                            None => break,
-                        }
-                    }
-                    Err(mpsc::error::TryRecvError::Disconnected) => break,
-                },
-            };
-            if let Err(err) = write.write_all(&job.bytes).await {
-                fail(job, &address, &format!("write failed: {err}"));
-                break;
-            }
-            if let Some(reply) = job.reply {
-                if let Err(mpsc::error::SendError(reply)) = waiting.send(reply) {
-                    let _ = reply
-                        .1
-                        .send(Err(failure(&address, "the connection closed")));
-                    break;
-                }
-            }
+/// Writes `out` until it is empty (true) or the socket is full (false).
+/// The lock is held meanwhile: the writes do not block, and a client
+/// appending now would only be written next turn.
+fn write_out(state: &mut State) -> io::Result<bool> {
+    let State { out, socket, .. } = state;
+    let Some(socket) = socket else {
+        return Ok(false);
+    };
+    let mut written = 0;
+    let result = loop {
+        if written == out.len() {
+            break Ok(true);
         }
-        // The reader answers what is in flight, or fails it, then ends.
-        drop(waiting);
-        let _ = write.shutdown().await;
-        let _ = reader.await;
-    }
-}
-
-async fn read_answers(
-    mut read: OwnedReadHalf,
-    mut waiters: mpsc::UnboundedReceiver<(Expect, oneshot::Sender<Answer>)>,
-    address: String,
-) {
-    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
-    let mut start = 0;
-    let why = 'read: loop {
-        let Some((expect, waiter)) = waiters.recv().await else {
-            return;
-        };
-        loop {
-            match frame(&buf[start..], expect) {
-                Ok(Some(len)) => {
-                    let _ = waiter.send(Ok(buf[start..start + len].to_vec()));
-                    start += len;
-                    break;
-                }
-                Ok(None) => {}
-                Err(garbled) => {
-                    let _ = waiter.send(Err(failure(&address, &garbled.0)));
-                    break 'read "it sent an answer out of step";
-                }
-            }
-            if start > 0 {
-                buf.drain(..start);
-                start = 0;
-            }
-            if buf.capacity() - buf.len() < 16 * 1024 {
-                buf.reserve(64 * 1024);
-            }
-            match read.read_buf(&mut buf).await {
-                Ok(0) => {
-                    let _ = waiter.send(Err(failure(&address, "the server closed the connection")));
-                    break 'read "the server closed the connection";
-                }
-                Ok(_) => {}
-                Err(err) => {
-                    let _ = waiter.send(Err(failure(&address, &format!("read failed: {err}"))));
-                    break 'read "read failed";
-                }
-            }
+        match socket.try_write(&out[written..]) {
+            Ok(0) => break Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => written += n,
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => break Ok(false),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => break Err(err),
         }
     };
-    waiters.close();
-    while let Some((_, waiter)) = waiters.recv().await {
-        let _ = waiter.send(Err(failure(&address, why)));
+    out.drain(..written);
+    // A burst of large values does not stay allocated.
+    if out.is_empty() && out.capacity() > 1 << 20 {
+        *out = Vec::new();
+    }
+    result
+}
+
+async fn run(shared: Arc<Shared>, connect_timeout: Duration) {
+    loop {
+        // Connect when there is something to send, and again after a break.
+        loop {
+            let connecting = shared.lock().connecting;
+            if connecting {
+                break;
+            }
+            shared.wake.notified().await;
+        }
+        let connect = TcpStream::connect(&shared.address);
+        let why = match tokio::time::timeout(connect_timeout, connect).await {
+            Ok(Ok(stream)) => serve(&shared, stream).await,
+            Ok(Err(err)) => format!("cannot connect: {err}"),
+            Err(_) => "connect timed out".to_string(),
+        };
+        // Whatever is queued or in flight fails; the next request connects.
+        let waiters = {
+            let mut state = shared.lock();
+            state.socket = None;
+            state.connecting = false;
+            state.task_writes = false;
+            state.out = Vec::new();
+            std::mem::take(&mut state.waiters)
+        };
+        for (_, waiter) in waiters {
+            let _ = waiter.send(Err(failure(&shared.address, &why)));
+        }
+    }
+}
+
+/// Runs a connection until it breaks; why it did.
+async fn serve(shared: &Shared, stream: TcpStream) -> String {
+    let _ = stream.set_nodelay(true);
+    let (read, write) = stream.into_split();
+    let socket = Arc::new(write);
+    {
+        let mut state = shared.lock();
+        state.socket = Some(socket.clone());
+        // What was queued while connecting.
+        state.task_writes = true;
+    }
+    tokio::select! {
+        why = read_answers(shared, read) => why,
+        why = write_backlog(shared, &socket) => why,
+    }
+}
+
+/// Writes `out` whenever a client asks, and waits for room when the
+/// socket is full.
+async fn write_backlog(shared: &Shared, socket: &OwnedWriteHalf) -> String {
+    loop {
+        let step = {
+            let mut state = shared.lock();
+            match state.task_writes {
+                true => {
+                    let step = write_out(&mut state);
+                    if matches!(step, Ok(true)) {
+                        state.task_writes = false;
+                    }
+                    Some(step)
+                }
+                false => None,
+            }
+        };
+        match step {
+            None | Some(Ok(true)) => shared.wake.notified().await,
+            Some(Ok(false)) => {
+                if let Err(err) = socket.writable().await {
+                    return format!("write failed: {err}");
+                }
+            }
+            Some(Err(err)) => return format!("write failed: {err}"),
+        }
+    }
+}
+
+/// Hands each answer to its waiter, in order, until the connection
+/// breaks or the server answers out of step; why it ended.
+async fn read_answers(shared: &Shared, mut read: OwnedReadHalf) -> String {
+    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+    loop {
+        let mut start = 0;
+        {
+            let mut state = shared.lock();
+            while start < buf.len() {
+                // A waiter is queued before its request is written, so
+                // bytes with none are no answer to anything.
+                let Some(&(expect, _)) = state.waiters.front() else {
+                    return "it sent an answer nobody asked for".to_string();
+                };
+                let framed = frame(&buf[start..], expect);
+                let Ok(Some(len)) = framed else {
+                    if let Err(garbled) = framed {
+                        if let Some((_, waiter)) = state.waiters.pop_front() {
+                            let _ = waiter.send(Err(failure(&shared.address, &garbled.0)));
+                        }
+                        return "it sent an answer out of step".to_string();
+                    }
+                    break;
+                };
+                if let Some((_, waiter)) = state.waiters.pop_front() {
+                    let _ = waiter.send(Ok(buf[start..start + len].to_vec()));
+                }
+                start += len;
+            }
+        }
+        buf.drain(..start);
+        if buf.capacity() - buf.len() < 16 * 1024 {
+            buf.reserve(64 * 1024);
+        }
+        match read.read_buf(&mut buf).await {
+            Ok(0) => return "the server closed the connection".to_string(),
+            Ok(_) => {}
+            Err(err) => return format!("read failed: {err}"),
+        }
     }
 }

@@ -1,10 +1,12 @@
 //! One client's connection: requests read, routed and answered in order.
 //!
 //! How it works: a reader parses requests ([`crate::request::parse`]),
-//! routes each key on the routing in force ([`crate::routing`]), sends
-//! each request to its owner's connection (a retrieval of several keys to
-//! each owner of some of them, in one request per owner) and queues what
-//! the answer will be made of; a writer takes the queue in order, waits
+//! routes each key on the routing in force ([`crate::routing`]), queues
+//! each request on its owner's connection (a retrieval of several keys on
+//! each owner of some of them, in one request per owner; the connections
+//! are woken to write once all that was read is parsed,
+//! [`crate::exchange::Batch`]) and queues what the answer will be made
+//! of; a writer takes the queue in order, waits
 //! for each answer and writes it. A retrieval split over servers is put
 //! back in request order: each server's hits come in the order of its
 //! keys, so walking the request's keys and taking a server's next hit
@@ -28,8 +30,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
 
-use crate::exchange::{ask, line, send, tell, wait};
+use crate::exchange::{Batch, ask, line, send, tell, wait};
 use crate::hot::Hot;
 use crate::pool::Pool;
 use crate::request::{Limits, Request, Retrieval, TOO_LARGE, parse};
@@ -67,6 +70,8 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
     // Allocated when bytes arrive and freed when all are parsed: an idle
     // connection holds no buffer.
     let mut buf: Vec<u8> = Vec::new();
+    // What one read's requests queued, written together once parsed.
+    let mut batch = Batch::default();
     let mut swallow = 0usize;
     'conn: loop {
         let mut start = 0;
@@ -93,19 +98,28 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     if let Some(hot) = pool.hot() {
                         hot.generations.bump(key);
                     }
-                    // Boxed, as the other rare paths: the connection's own
-                    // future stays small (an idle connection's memory).
-                    let pending = Box::pin(keyed(
-                        &routing,
-                        client,
-                        key,
-                        bytes,
-                        noreply,
-                        settings.timeout,
-                    ));
-                    let pending = pending.await;
+                    let pending = match routing.route(key) {
+                        None => (!noreply).then_some(Pending::Now(EMPTY)),
+                        Some((owner, None)) if noreply => {
+                            batch.tell(owner, client, bytes);
+                            None
+                        }
+                        Some((owner, None)) => {
+                            let answer = batch.send(owner, client, bytes, Expect::Line);
+                            Some(Pending::One(owner.clone(), answer))
+                        }
+                        Some((_, Some(_))) => {
+                            // Its exchanges are awaited: the burst goes
+                            // first. Boxed, as the other rare paths: the
+                            // connection's own future stays small (an idle
+                            // connection's memory).
+                            batch.flush();
+                            let (timeout, routing) = (settings.timeout, &routing);
+                            Box::pin(moved(routing, client, key, bytes, noreply, timeout)).await
+                        }
+                    };
                     if let Some(hot) = pool.hot() {
-                        invalidate(hot, &routing, client, key, settings.timeout).await;
+                        invalidate(hot, &routing, &mut batch, client, key, settings.timeout);
                     }
                     match pending {
                         Some(pending) => pending,
@@ -139,7 +153,7 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                         _ => None,
                     };
                     match (spread, single) {
-                        (Some(retrieve), _) => Box::pin(retrieve.send()).await,
+                        (Some(retrieve), _) => retrieve.send(&mut batch),
                         (None, Some((owner, _))) => {
                             let mut line = command.word().to_vec();
                             for word in exptime.iter().chain(&keys) {
@@ -147,12 +161,12 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                                 line.extend_from_slice(word);
                             }
                             line.extend_from_slice(b"\r\n");
-                            let answer = send(owner, client, line, Expect::Values).await;
+                            let answer = batch.send(owner, client, &line, Expect::Values);
                             Pending::Values(owner.clone(), answer, 1)
                         }
                         (None, None) => {
                             let retrieve = Retrieve::new(&routing, client, command, exptime, &keys);
-                            Box::pin(retrieve.send()).await
+                            retrieve.send(&mut batch)
                         }
                     }
                 }
@@ -166,9 +180,10 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     // memcached deletes the key of a failed set: so here.
                     if let (true, Some((owner, old))) = (set, routing.route(key)) {
                         routing.written(key);
-                        tell(owner, client, line(b"delete", key, b" noreply\r\n")).await;
+                        let delete = line(b"delete", key, b" noreply\r\n");
+                        batch.tell(owner, client, &delete);
                         if let Some(old) = old {
-                            tell(old, client, line(b"delete", key, b" noreply\r\n")).await;
+                            batch.tell(old, client, &delete);
                         }
                     }
                     if noreply {
@@ -185,23 +200,30 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                 }
                 Request::Version => match routing.current.servers.first() {
                     Some(server) => {
-                        let bytes = b"version\r\n".to_vec();
-                        Pending::One(
-                            server.clone(),
-                            send(server, client, bytes, Expect::Line).await,
-                        )
+                        let answer = batch.send(server, client, b"version\r\n", Expect::Line);
+                        Pending::One(server.clone(), answer)
                     }
                     None => Pending::Now(EMPTY),
                 },
                 Request::Quit | Request::Close => {
+                    batch.flush();
                     let _ = queue.send(Pending::Close).await;
                     break 'conn;
                 }
             };
-            if queue.send(pending).await.is_err() {
-                break 'conn;
+            match queue.try_send(pending) {
+                Ok(()) => {}
+                Err(TrySendError::Full(pending)) => {
+                    // The writer waits for answers this burst may hold.
+                    batch.flush();
+                    if queue.send(pending).await.is_err() {
+                        break 'conn;
+                    }
+                }
+                Err(TrySendError::Closed(_)) => break 'conn,
             }
         }
+        batch.flush();
         buf.drain(..start);
         if buf.is_empty() {
             buf = Vec::new();
@@ -217,6 +239,7 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
             Ok(_) => {}
         }
     }
+    batch.flush();
     drop(queue);
     let _ = writer.await;
 }
@@ -224,7 +247,14 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
 /// With hot keys on: a write of `key` deletes it on its other replicas,
 /// now and once more after the timeout (a copy read before the write may
 /// land after the first delete).
-async fn invalidate(hot: &Hot, routing: &Routing, client: usize, key: &[u8], timeout: Duration) {
+fn invalidate(
+    hot: &Hot,
+    routing: &Routing,
+    batch: &mut Batch,
+    client: usize,
+    key: &[u8],
+    timeout: Duration,
+) {
     let others: Vec<Arc<Server>> = hot
         .others(&routing.current, key)
         .into_iter()
@@ -235,18 +265,19 @@ async fn invalidate(hot: &Hot, routing: &Routing, client: usize, key: &[u8], tim
     }
     let delete = line(b"delete", key, b" noreply\r\n");
     for server in &others {
-        tell(server, client, delete.clone()).await;
+        batch.tell(server, client, &delete);
     }
     tokio::spawn(async move {
         tokio::time::sleep(timeout).await;
         for server in &others {
-            tell(server, client, delete.clone()).await;
+            tell(server, client, &delete);
         }
     });
 }
 
-/// A request about one key; `None` when nothing is to be answered.
-async fn keyed(
+/// A request about a key that moved, during the warm-up window
+/// ([`crate::warm`]); `None` when nothing is to be answered.
+async fn moved(
     routing: &Routing,
     client: usize,
     key: &[u8],
@@ -254,42 +285,27 @@ async fn keyed(
     noreply: bool,
     timeout: Duration,
 ) -> Option<Pending> {
-    let Some((owner, old)) = routing.route(key) else {
+    let Some((owner, Some(old))) = routing.route(key) else {
         return (!noreply).then_some(Pending::Now(EMPTY));
     };
-    let Some(old) = old else {
-        if noreply {
-            tell(owner, client, bytes.to_vec()).await;
-            return None;
-        }
-        let answer = send(owner, client, bytes.to_vec(), Expect::Line).await;
-        return Some(Pending::One(owner.clone(), answer));
-    };
-    // A moved key during the warm-up window.
     let verb = bytes
         .split(|&b| b == b' ')
         .find(|w| !w.is_empty())
         .unwrap_or_default();
-    let delete_old = line(b"delete", key, b" noreply\r\n");
     match verb {
         b"set" => routing.written(key),
         b"delete" => {
             routing.written(key);
-            let on_new = send(owner, client, line(b"delete", key, b"\r\n"), Expect::Line).await;
-            let on_old = ask(
-                old,
-                client,
-                line(b"delete", key, b"\r\n"),
-                Expect::Line,
-                timeout,
-            );
+            let delete = line(b"delete", key, b"\r\n");
+            let on_new = send(owner, client, &delete, Expect::Line);
+            let on_old = ask(old, client, &delete, Expect::Line, timeout);
             let old_deleted = on_old.await.is_some_and(|a| a == b"DELETED\r\n");
             // Once more after the timeout: a warm-up copy read before this
             // delete may land after it.
             let (again, server) = (line(b"delete", key, b" noreply\r\n"), owner.clone());
             tokio::spawn(async move {
                 tokio::time::sleep(timeout).await;
-                tell(&server, client, again).await;
+                tell(&server, client, &again);
             });
             if noreply {
                 return None;
@@ -304,12 +320,12 @@ async fn keyed(
     }
     let answer = match noreply {
         true => {
-            tell(owner, client, bytes.to_vec()).await;
+            tell(owner, client, bytes);
             None
         }
-        false => Some(send(owner, client, bytes.to_vec(), Expect::Line).await),
+        false => Some(send(owner, client, bytes, Expect::Line)),
     };
-    tell(old, client, delete_old).await;
+    tell(old, client, &line(b"delete", key, b" noreply\r\n"));
     answer.map(|a| Pending::One(owner.clone(), a))
 }
 

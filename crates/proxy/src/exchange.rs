@@ -1,28 +1,48 @@
-//! Sending one request to one server: queued with or without an answer
-//! awaited, the answer counted for the server's health
+//! Sending one request to one server: queued on the connection, which is
+//! woken to write it now, or queued in a [`Batch`], whose connections are
+//! woken once the client's burst is parsed ([`crate::backend`]); with or
+//! without an answer awaited, the answer counted for the server's health
 //! ([`Server::answered`], [`Server::failed`]).
 //!
-//! Cost: one channel send; the answer's one copy.
+//! Cost: one append to the connection's output buffer; at most one wake
+//! of its task per burst (per request outside a batch); the answer's one
+//! copy.
 
 use std::time::Duration;
 
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 
-use crate::backend::{Answer, Job};
+use crate::backend::{Answer, Backend, Waiter};
 use crate::response::Expect;
 use crate::server::Server;
 
-/// Queues `bytes` for `server`; the receiver of its answer.
-pub async fn send(
-    server: &Server,
-    client: usize,
-    bytes: Vec<u8>,
-    expect: Expect,
-) -> oneshot::Receiver<Answer> {
-    let (tx, rx) = oneshot::channel();
-    let reply = Some((expect, tx));
-    server.connection(client).send(Job { bytes, reply }).await;
-    rx
+/// The answer to come to a request, and when the request was sent: its
+/// timeout counts from then, so the requests of a pipeline to a stopped
+/// server all time out one timeout after they were sent, not one after
+/// another.
+#[derive(Debug)]
+pub struct Reply {
+    answer: oneshot::Receiver<Answer>,
+    sent: Instant,
+}
+
+impl Reply {
+    fn new(expect: Expect) -> (Reply, Waiter) {
+        let (tx, answer) = oneshot::channel();
+        let sent = Instant::now();
+        (Reply { answer, sent }, (expect, tx))
+    }
+}
+
+/// Sends `bytes` to `server` on `client`'s connection; its answer to
+/// come.
+pub fn send(server: &Server, client: usize, bytes: &[u8], expect: Expect) -> Reply {
+    let (reply, waiter) = Reply::new(expect);
+    if let Some(connection) = queue(server, client, bytes, Some(waiter)) {
+        connection.flush();
+    }
+    reply
 }
 
 /// Sends `bytes` to `server` on `client`'s connection and waits for an
@@ -31,20 +51,71 @@ pub async fn send(
 pub async fn ask(
     server: &Server,
     client: usize,
-    bytes: Vec<u8>,
+    bytes: &[u8],
     expect: Expect,
     timeout: Duration,
 ) -> Option<Vec<u8>> {
-    let answer = send(server, client, bytes, expect).await;
+    let answer = send(server, client, bytes, expect);
     wait(server, answer, timeout).await.ok()
 }
 
 /// Sends `bytes` to `server` without waiting (a `noreply` request).
-pub async fn tell(server: &Server, client: usize, bytes: Vec<u8>) {
-    server
-        .connection(client)
-        .send(Job { bytes, reply: None })
-        .await;
+pub fn tell(server: &Server, client: usize, bytes: &[u8]) {
+    if let Some(connection) = queue(server, client, bytes, None) {
+        connection.flush();
+    }
+}
+
+/// Queues `bytes` on `client`'s connection to `server`; the connection
+/// when it is to be flushed.
+fn queue<'a>(
+    server: &'a Server,
+    client: usize,
+    bytes: &[u8],
+    reply: Option<Waiter>,
+) -> Option<&'a Backend> {
+    let connection = server.connection(client);
+    connection.queue(bytes, reply).then_some(connection)
+}
+
+/// A client's burst: requests queued on their servers' connections, each
+/// connection woken once by [`Batch::flush`]. The client flushes when it
+/// has parsed all it read and before anything it awaits (an answer to a
+/// queued request may be what it waits for).
+#[derive(Debug, Default)]
+pub struct Batch {
+    owed: Vec<Backend>,
+}
+
+impl Batch {
+    /// Queues `bytes` for `server`; its answer to come.
+    pub fn send(&mut self, server: &Server, client: usize, bytes: &[u8], expect: Expect) -> Reply {
+        let (reply, waiter) = Reply::new(expect);
+        if let Some(connection) = queue(server, client, bytes, Some(waiter)) {
+            self.owe(connection);
+        }
+        reply
+    }
+
+    /// Queues `bytes` for `server`, no answer awaited.
+    pub fn tell(&mut self, server: &Server, client: usize, bytes: &[u8]) {
+        if let Some(connection) = queue(server, client, bytes, None) {
+            self.owe(connection);
+        }
+    }
+
+    fn owe(&mut self, connection: &Backend) {
+        if !self.owed.iter().any(|owed| owed.same(connection)) {
+            self.owed.push(connection.clone());
+        }
+    }
+
+    /// Wakes every connection this burst queued on.
+    pub fn flush(&mut self) {
+        for connection in self.owed.drain(..) {
+            connection.flush();
+        }
+    }
 }
 
 /// `<command> <key><tail>`.
@@ -58,8 +129,9 @@ pub fn line(command: &[u8], key: &[u8], tail: &[u8]) -> Vec<u8> {
 }
 
 /// An answer within the timeout, counted for the server's health.
-pub async fn wait(server: &Server, answer: oneshot::Receiver<Answer>, timeout: Duration) -> Answer {
-    let result = match tokio::time::timeout(timeout, answer).await {
+pub async fn wait(server: &Server, reply: Reply, timeout: Duration) -> Answer {
+    let deadline = reply.sent + timeout;
+    let result = match tokio::time::timeout_at(deadline, reply.answer).await {
         Ok(Ok(answer)) => answer,
         Ok(Err(_)) => Err(b"SERVER_ERROR ringwise-proxy: the request was dropped\r\n".to_vec()),
         Err(_) => Err(format!(

@@ -18,10 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use tokio::sync::oneshot;
-
-use crate::backend::Answer;
-use crate::exchange::{ask, send, wait};
+use crate::exchange::{Batch, Reply, ask, wait};
 use crate::generations::Generations;
 use crate::request::Retrieval;
 use crate::response::{Expect, values};
@@ -35,13 +32,13 @@ pub enum Pending {
     /// A fixed answer.
     Now(&'static [u8]),
     /// One server's answer.
-    One(Arc<Server>, oneshot::Receiver<Answer>),
+    One(Arc<Server>, Reply),
     /// One server's answer to a retrieval of `usize` keys (its hits and
     /// misses counted).
-    Values(Arc<Server>, oneshot::Receiver<Answer>, usize),
+    Values(Arc<Server>, Reply, usize),
     /// A moved key's delete: the new owner's answer, `DELETED` if the old
     /// owner held it.
-    Deleted(Arc<Server>, oneshot::Receiver<Answer>, bool),
+    Deleted(Arc<Server>, Reply, bool),
     /// A retrieval over several servers or with moved keys.
     Retrieval(Box<Retrieve>),
     /// Nothing more: close after what came before.
@@ -69,7 +66,7 @@ pub struct Retrieve {
     keys: Vec<Key>,
     /// Each owner and its request line, in the order owners first appear.
     parts: Vec<(Arc<Server>, Vec<u8>)>,
-    answers: Vec<oneshot::Receiver<Answer>>,
+    answers: Vec<Reply>,
 }
 
 impl Retrieve {
@@ -152,8 +149,8 @@ impl Retrieve {
         head
     }
 
-    /// Sends the parts; what the writer will wait for.
-    pub async fn send(mut self) -> Pending {
+    /// Queues the parts in `batch`; what the writer will wait for.
+    pub fn send(mut self, batch: &mut Batch) -> Pending {
         if self.keys.is_empty() {
             return Pending::Now(match self.routing.current.servers.is_empty() {
                 true => b"SERVER_ERROR ringwise-proxy: the pool has no server\r\n",
@@ -163,9 +160,10 @@ impl Retrieve {
         let client = self.client;
         for (server, line) in &mut self.parts {
             line.extend_from_slice(b"\r\n");
-            let request = std::mem::take(line);
-            self.answers
-                .push(send(server, client, request, Expect::Values).await);
+            let answer = batch.send(server, client, line, Expect::Values);
+            self.answers.push(answer);
+            // Sent: only the answers are kept while they come.
+            *line = Vec::new();
         }
         let moved = self.keys.iter().any(|k| k.old.is_some());
         if self.parts.len() == 1 && !moved {
@@ -236,7 +234,7 @@ pub async fn write_retrieval(retrieve: Retrieve, timeout: Duration) -> Vec<u8> {
         again.push(b' ');
         again.extend_from_slice(&key.key);
         again.extend_from_slice(b"\r\n");
-        if let Some(answer) = ask(owner, client, again, Expect::Values, timeout).await {
+        if let Some(answer) = ask(owner, client, &again, Expect::Values, timeout).await {
             if let Some((_, block)) = values(&answer).next() {
                 out.extend_from_slice(block);
             }

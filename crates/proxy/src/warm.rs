@@ -63,7 +63,7 @@ pub async fn warm(
 ) -> Option<Copy> {
     let generation = generations.get(key);
     let request = line(b"mg", &base64(key), b" b v f t\r\n");
-    let answer = ask(old, client, request, Expect::Meta, timeout).await?;
+    let answer = ask(old, client, &request, Expect::Meta, timeout).await?;
     let copy = parse_copy(&answer, now_unix())?;
     old.counters
         .fallback_hits
@@ -78,7 +78,7 @@ pub async fn warm(
         let mut add = line(b"add", key, header.as_bytes());
         add.extend_from_slice(&copy.data);
         add.extend_from_slice(b"\r\n");
-        tell(new, client, add).await;
+        tell(new, client, &add);
     }
     Some(copy)
 }

@@ -13,7 +13,14 @@
 //! - a server SIGSTOPped: the same through timeouts, then SIGCONT;
 //! - a client that sends 200 MB of gets without reading: the proxy's
 //!   resident memory grows by less than 64 MB (its queue and buffers are
-//!   bounded), and it still answers another client.
+//!   bounded), and it still answers another client;
+//! - 16 clients that pipeline 160 MB of sets to a SIGSTOPped server: the
+//!   proxy's peak memory grows by less than 64 MB (what may wait for one
+//!   server is bounded, the rest fails at once), every set is answered
+//!   with a `SERVER_ERROR` within a few timeouts (each counts from when
+//!   it was sent, not from when the one before it ended), the other
+//!   server answers meanwhile, and after SIGCONT the server is used
+//!   again.
 
 use std::fs;
 use std::io::Write;
@@ -165,12 +172,108 @@ fn a_dead_or_stopped_server_is_ejected_and_taken_back() {
 
 /// The resident set of `pid`, in kB.
 fn rss_kb(pid: u32) -> u64 {
+    status_kb(pid, "VmRSS:")
+}
+
+/// A `/proc/PID/status` line in kB (`VmRSS:`, `VmHWM:` the peak).
+fn status_kb(pid: u32, field: &str) -> u64 {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-        .expect("VmRSS")
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+#[test]
+fn a_stopped_server_cannot_grow_the_proxy() {
+    const CLIENTS: usize = 16;
+    const SETS: usize = 100;
+    let dir = crate::process::scratch_dir("ringwise-proxy-stopped");
+    let servers: Vec<Server> = (0..2).map(|_| memcached()).collect();
+    let file = cluster_file(&dir, "ring", &servers);
+    let text = fs::read_to_string(&file).expect("read");
+    let (_, keyed) = ClusterSpec::from_toml_built(&text).expect("valid");
+    let proxied = proxy(&["--cluster", &file, "--timeout", "1000"]);
+    let victim = servers[0].address();
+    let (theirs, others): (Vec<String>, Vec<String>) = (0..10_000)
+        .map(|i| format!("s:{i}"))
+        .partition(|k| keyed.locate(k.as_bytes()) == Some(victim.as_str()));
+    let other = &others[0];
+    assert_eq!(
+        exchange(proxied.port, &set_request(std::slice::from_ref(other))),
+        b"STORED\r\n"
+    );
+    let pid = servers[0].process.id();
+    signal(pid, "STOP");
+    let before = rss_kb(proxied.process.id());
+    let value = vec![b'v'; 100_000];
+    let started = Instant::now();
+    let answers: Vec<Vec<u8>> = std::thread::scope(|scope| {
+        let sessions: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let mut request = Vec::new();
+                for i in 0..SETS {
+                    let key = &theirs[(c * SETS + i) % theirs.len()];
+                    request.extend_from_slice(format!("set {key} 0 0 100000\r\n").as_bytes());
+                    request.extend_from_slice(&value);
+                    request.extend_from_slice(b"\r\n");
+                }
+                request.extend_from_slice(format!("get {other}\r\n").as_bytes());
+                scope.spawn(move || exchange(proxied.port, &request))
+            })
+            .collect();
+        sessions
+            .into_iter()
+            .map(|s| s.join().expect("a client"))
+            .collect()
+    });
+    let took = started.elapsed();
+    let grown = status_kb(proxied.process.id(), "VmHWM:").saturating_sub(before);
+    let mut refused = 0;
+    for answer in &answers {
+        let text = String::from_utf8_lossy(answer);
+        let lines: Vec<&str> = text.split_inclusive("\r\n").collect();
+        assert_eq!(lines.len(), SETS + 3, "100 answers and a hit: {text:.300}");
+        assert!(
+            lines[..SETS].iter().all(|l| l.starts_with("SERVER_ERROR")),
+            "the stopped server's sets fail: {text:.300}"
+        );
+        refused += lines[..SETS]
+            .iter()
+            .filter(|l| l.contains("too many requests wait"))
+            .count();
+        assert_eq!(
+            lines[SETS..].concat().as_bytes(),
+            hit(other),
+            "the other server answers"
+        );
+    }
+    assert!(refused > 0, "160 MB offered, none refused");
+    assert!(
+        grown < 64 * 1024,
+        "the proxy's peak grew by {grown} kB for a stopped server"
+    );
+    // Serial timeouts would take 100 s; one each from its sending, ~2 s.
+    assert!(took < Duration::from_secs(15), "answered in {took:?}");
+    assert_eq!(
+        get(proxied.port, other),
+        hit(other),
+        "another client is answered"
+    );
+    signal(pid, "CONT");
+    let back = &theirs[0];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while exchange(proxied.port, &set_request(std::slice::from_ref(back))) != b"STORED\r\n" {
+        assert!(Instant::now() < deadline, "the server is never used again");
+        sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        get(proxied.port, back),
+        hit(back),
+        "read back after SIGCONT"
+    );
+    let _ = fs::remove_dir_all(dir);
 }
 
 #[test]
