@@ -72,6 +72,8 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
     let mut buf: Vec<u8> = Vec::new();
     // What one read's requests queued, written together once parsed.
     let mut batch = Batch::default();
+    // The answer last queued, handed to the writer when the next comes.
+    let mut held: Option<Pending> = None;
     let mut swallow = 0usize;
     'conn: loop {
         let mut start = 0;
@@ -177,13 +179,18 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     swallow: more,
                 } => {
                     swallow = more;
-                    // memcached deletes the key of a failed set: so here.
+                    // memcached deletes the key of a failed set: so here,
+                    // and on a hot key's other replicas as any write.
                     if let (true, Some((owner, old))) = (set, routing.route(key)) {
                         routing.written(key);
                         let delete = line(b"delete", key, b" noreply\r\n");
                         batch.tell(owner, client, &delete);
                         if let Some(old) = old {
                             batch.tell(old, client, &delete);
+                        }
+                        if let Some(hot) = pool.hot() {
+                            hot.generations.bump(key);
+                            invalidate(hot, &routing, &mut batch, client, key, settings.timeout);
                         }
                     }
                     if noreply {
@@ -207,23 +214,29 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                 },
                 Request::Quit | Request::Close => {
                     batch.flush();
+                    if let Some(last) = held.take() {
+                        hand(&queue, last, &mut batch).await;
+                    }
                     let _ = queue.send(Pending::Close).await;
                     break 'conn;
                 }
             };
-            match queue.try_send(pending) {
-                Ok(()) => {}
-                Err(TrySendError::Full(pending)) => {
-                    // The writer waits for answers this burst may hold.
-                    batch.flush();
-                    if queue.send(pending).await.is_err() {
-                        break 'conn;
-                    }
+            if let Some(previous) = held.replace(pending) {
+                if !hand(&queue, previous, &mut batch).await {
+                    break 'conn;
                 }
-                Err(TrySendError::Closed(_)) => break 'conn,
             }
         }
+        // The burst's last answer goes to the writer after the flush: the
+        // writer, woken last, runs first, and the connections' tasks after
+        // every client ready now has queued its burst, so they write all
+        // of them at once (woken after it, they wrote each client's alone).
         batch.flush();
+        if let Some(last) = held.take() {
+            if !hand(&queue, last, &mut batch).await {
+                break 'conn;
+            }
+        }
         buf.drain(..start);
         if buf.is_empty() {
             buf = Vec::new();
@@ -240,8 +253,25 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
         }
     }
     batch.flush();
+    if let Some(last) = held.take() {
+        // A client that shut its side down still reads its answers.
+        hand(&queue, last, &mut batch).await;
+    }
     drop(queue);
     let _ = writer.await;
+}
+
+/// Hands `pending` to the writer; false when it is gone.
+async fn hand(queue: &mpsc::Sender<Pending>, pending: Pending, batch: &mut Batch) -> bool {
+    match queue.try_send(pending) {
+        Ok(()) => true,
+        Err(TrySendError::Full(pending)) => {
+            // The writer waits for answers this burst may hold.
+            batch.flush();
+            queue.send(pending).await.is_ok()
+        }
+        Err(TrySendError::Closed(_)) => false,
+    }
 }
 
 /// With hot keys on: a write of `key` deletes it on its other replicas,

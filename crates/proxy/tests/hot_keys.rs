@@ -11,7 +11,9 @@
 //! proxy) the celebrity's owner takes about 0.3 + 0.7 / 4 = 47.5 % of the
 //! reads, max/mean about 1.9; with it max/mean must stay under 1.35
 //! (ε = 0.25, plus the bound's +1 per period). Then `celebrity` is set to
-//! a new value and 900 reads from three clients must all see it.
+//! a new value and 900 reads from three clients must all see it; then a
+//! set too large for memcached (which deletes the key) and 900 reads
+//! must all miss.
 
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -129,6 +131,28 @@ fn a_celebrity_key_spreads_within_the_bound() {
             scope.spawn(|| {
                 let request = b"get celebrity\r\n".repeat(300);
                 assert!(exchange(hot.port, &request) == hit("celebrity", "newer").repeat(300));
+            });
+        }
+    });
+    // A set too large for memcached deletes the key (memcached's rule): on
+    // every replica, so no read finds the value before it.
+    let value = vec![b'x'; (2 << 20) + 1];
+    let too_large = [
+        &format!("set celebrity 0 0 {}\r\n", value.len()).into_bytes()[..],
+        &value,
+        b"\r\n",
+    ]
+    .concat();
+    assert_eq!(
+        exchange(hot.port, &too_large),
+        b"SERVER_ERROR object too large for cache\r\n"
+    );
+    sleep(Duration::from_millis(10));
+    std::thread::scope(|scope| {
+        for _ in 0..3 {
+            scope.spawn(|| {
+                let request = b"get celebrity\r\n".repeat(300);
+                assert!(exchange(hot.port, &request) == b"END\r\n".repeat(300));
             });
         }
     });
