@@ -107,11 +107,6 @@ impl Backend {
         Backend { shared }
     }
 
-    /// The server's `host:port`.
-    pub fn address(&self) -> &str {
-        &self.shared.address
-    }
-
     /// Whether both are the same connection.
     pub fn same(&self, other: &Backend) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
