@@ -18,6 +18,7 @@ mod compat;
 mod compat_cli;
 mod docs;
 mod etcd;
+mod generated_scripts;
 mod gossip;
 mod help;
 mod issue24;

@@ -58,15 +58,34 @@ impl RedisIds {
     }
 }
 
-/// Whether `name` is `host:port`, as a shell word needs it.
+/// Whether `name` is `host:port` that redis-cli reads as an address: a
+/// host of name or IP characters not starting with `-` (redis-cli would
+/// read it as an option), and a port from 1.
 fn is_address(name: &str) -> bool {
     let plain = |s: &str| {
         !s.is_empty()
+            && !s.starts_with('-')
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"-._[]:".contains(&b))
     };
     name.rsplit_once(':')
-        .is_some_and(|(host, port)| plain(host) && port.parse::<u16>().is_ok())
+        .is_some_and(|(host, port)| plain(host) && port.parse::<u16>().is_ok_and(|p| p > 0))
+}
+
+/// `text` as one POSIX shell word: as is when every byte is one the shell
+/// gives no meaning to, else in single quotes (a `'` inside written `'\''`).
+/// Every word the script takes from the cluster goes through here, so a
+/// crafted address or id is data, never a command: `a$(touch x)` is
+/// written `'a$(touch x)'`.
+fn word(text: &str) -> String {
+    let safe = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._:@%+,/=[]".contains(&b));
+    match safe {
+        true => text.to_owned(),
+        false => format!("'{}'", text.replace('\'', "'\\''")),
+    }
 }
 
 /// The script section of the text plan (module doc).
@@ -105,8 +124,12 @@ pub fn script(plan: &Plan, redis: &RedisIds) -> String {
         .copied()
         .filter(|n| !after.contains(n))
         .collect();
-    // A node to join by, and to remove by, that stays.
-    let seed = match removed.contains(&redis.seed.as_str()) || redis.seed.is_empty() {
+    // A node to join by, and to remove by, that stays: the one asked when
+    // it is a master of the plan, else the first that stays (the first
+    // master of a saved CLUSTER NODES may serve no slots, and so be in no
+    // placement and never checked above).
+    let stays = masters.contains(&redis.seed.as_str()) && !removed.contains(&redis.seed.as_str());
+    let seed = match !stays {
         true => after
             .iter()
             .find(|n| !added.contains(n))
@@ -114,31 +137,38 @@ pub fn script(plan: &Plan, redis: &RedisIds) -> String {
             .unwrap_or_default(),
         false => redis.seed.as_str(),
     };
+    if seed.is_empty() {
+        return "\nredis-cli steps: none: no master stays in the cluster to run them through\n"
+            .to_owned();
+    }
     // The id of a node as a shell word: literal, or the variable an added
     // node's id is read into.
     let id = |name: &str| match added.iter().position(|&a| a == name) {
         Some(i) => format!("\"$new{}\"", i + 1),
-        None => redis.ids.get(name).cloned().unwrap_or_default(),
+        None => word(redis.ids.get(name).map_or("", String::as_str)),
     };
     let mut out = String::from(
         "\nredis-cli steps (a POSIX sh script from the next line to the end: save it and run \
          `sh FILE`; it stops at the first answer that is not OK):\n",
     );
     out += HEAD;
-    out += &format!("seed={seed}\nmasters=\"{}\"\n", masters.join(" "));
-    for (i, name) in added.iter().enumerate() {
+    out += &format!(
+        "seed={}\nmasters={}\n",
+        word(seed),
+        word(&masters.join(" "))
+    );
+    for (i, &raw) in added.iter().enumerate() {
+        let name = word(raw);
         out += &format!(
             "# {name} joins the cluster as a master without slots, and meets every master.\n\
              redis-cli --cluster add-node {name} \"$seed\" >/dev/null\n\
              new{n}=$(id_of {name})\n",
             n = i + 1
         );
-        for other in masters
-            .iter()
-            .filter(|o| **o != *name && !added.contains(o))
-        {
+        for other in masters.iter().filter(|o| **o != raw && !added.contains(o)) {
             out += &format!(
-                "knows {other} \"$new{n}\"\nknows {name} {}\n",
+                "knows {} \"$new{n}\"\nknows {name} {}\n",
+                word(other),
                 id(other),
                 n = i + 1
             );
@@ -150,14 +180,17 @@ pub fn script(plan: &Plan, redis: &RedisIds) -> String {
         // node that took it, and a replica refuses the SETSLOT steps still
         // to come; older servers lack the setting (and the behaviour).
         out += &format!(
-            "cli {name} CONFIG SET cluster-allow-replica-migration no >/dev/null 2>&1 || true\n"
+            "cli {} CONFIG SET cluster-allow-replica-migration no >/dev/null 2>&1 || true\n",
+            word(name)
         );
     }
     for r in &m.ranges {
         let (from, to) = (m.name(r.from), m.name(r.to));
         out += &format!(
-            "move {from} {} {to} {} {} {}\n",
+            "move {} {} {} {} {} {}\n",
+            word(from),
             id(from),
+            word(to),
             id(to),
             r.start,
             r.end
@@ -165,8 +198,9 @@ pub fn script(plan: &Plan, redis: &RedisIds) -> String {
     }
     for name in &removed {
         out += &format!(
-            "# {name} holds no slots now: it leaves the cluster.\n\
+            "# {} holds no slots now: it leaves the cluster.\n\
              redis-cli --cluster del-node \"$seed\" {} >/dev/null\n",
+            word(name),
             id(name)
         );
     }
@@ -223,3 +257,30 @@ move() {
   done
 }
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_plain_or_single_quoted() {
+        assert_eq!(word("127.0.0.1:7000"), "127.0.0.1:7000");
+        assert_eq!(word("[::1]:7000"), "[::1]:7000");
+        assert_eq!(word("a b"), "'a b'");
+        assert_eq!(word("a$(touch x)"), "'a$(touch x)'");
+        assert_eq!(word("it's"), "'it'\\''s'");
+        assert_eq!(word(""), "''");
+        assert_eq!(word("`x`;y\nz"), "'`x`;y\nz'");
+    }
+
+    #[test]
+    fn addresses_are_host_and_port() {
+        assert!(is_address("127.0.0.1:7000"));
+        assert!(is_address("cache-a.example:1"));
+        assert!(!is_address("-x:7000"));
+        assert!(!is_address("a:0"));
+        assert!(!is_address("a$(b):1"));
+        assert!(!is_address("a b:1"));
+        assert!(!is_address("a:70000"));
+    }
+}
