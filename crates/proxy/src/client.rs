@@ -11,9 +11,9 @@
 //! back in request order: each server's hits come in the order of its
 //! keys, so walking the request's keys and taking a server's next hit
 //! when its key matches restores memcached's order, repeats included.
-//! During a warm-up window, moved keys follow [`crate::warm`]: writes on
-//! the reader's side (awaited, so the client's order holds), fallback
-//! reads on the writer's.
+//! Keys that moved in a change not yet settled follow [`crate::warm`]:
+//! writes on the reader's side under the key's lock (awaited, so the
+//! client's order holds), fallback reads on the writer's.
 //!
 //! Bounds: the queue holds at most [`PIPELINE`] requests, so a client that
 //! sends without reading stops being read once it is full; the read
@@ -97,32 +97,47 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     bytes,
                     noreply,
                 } => {
-                    if let Some(hot) = pool.hot() {
-                        hot.generations.bump(key);
-                    }
+                    let hot = pool.hot();
                     let pending = match routing.route(key) {
                         None => (!noreply).then_some(Pending::Now(EMPTY)),
-                        Some((owner, None)) if noreply => {
-                            batch.tell(owner, client, bytes);
-                            None
+                        Some((owner, false)) if !hot.is_some_and(|h| h.recently_hot(key)) => {
+                            if let Some(hot) = hot {
+                                invalidate(
+                                    hot,
+                                    &routing,
+                                    &mut batch,
+                                    client,
+                                    key,
+                                    settings.timeout,
+                                );
+                            }
+                            match noreply {
+                                true => {
+                                    batch.tell(owner, client, bytes);
+                                    None
+                                }
+                                false => {
+                                    let answer = batch.send(owner, client, bytes, Expect::Line);
+                                    Some(Pending::One(owner.clone(), answer))
+                                }
+                            }
                         }
-                        Some((owner, None)) => {
-                            let answer = batch.send(owner, client, bytes, Expect::Line);
-                            Some(Pending::One(owner.clone(), answer))
-                        }
-                        Some((_, Some(_))) => {
-                            // Its exchanges are awaited: the burst goes
-                            // first. Boxed, as the other rare paths: the
-                            // connection's own future stays small (an idle
-                            // connection's memory).
+                        Some(_) => {
+                            // Its exchanges are awaited under the key's
+                            // lock: the burst goes first. Boxed, as the
+                            // other rare paths: the connection's own
+                            // future stays small (an idle connection's
+                            // memory).
                             batch.flush();
-                            let (timeout, routing) = (settings.timeout, &routing);
-                            Box::pin(moved(routing, client, key, bytes, noreply, timeout)).await
+                            let timeout = settings.timeout;
+                            let write = Write {
+                                key,
+                                bytes,
+                                noreply,
+                            };
+                            Box::pin(locked_write(&routing, hot, client, write, timeout)).await
                         }
                     };
-                    if let Some(hot) = pool.hot() {
-                        invalidate(hot, &routing, &mut batch, client, key, settings.timeout);
-                    }
                     match pending {
                         Some(pending) => pending,
                         None => continue,
@@ -138,20 +153,18 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                         .filter(|_| command == Retrieval::Get && keys.len() == 1);
                     let spread = hot.and_then(|hot| {
                         let key = keys[0];
-                        let (owner, old) = routing.route(key)?;
-                        if old.is_some() || !hot.read(key) {
+                        let (owner, unsettled) = routing.route(key)?;
+                        if unsettled || !hot.read(key) || routing.settling() {
                             return None;
                         }
                         let replica = hot.choose(&routing.current, key)?;
-                        let generations = hot.generations.clone();
-                        (!Arc::ptr_eq(replica, owner)).then(|| {
-                            Retrieve::hot(&routing, client, key, replica, owner, generations)
-                        })
+                        (!Arc::ptr_eq(replica, owner))
+                            .then(|| Retrieve::hot(&routing, client, key, replica, owner))
                     });
                     // The common case first: one key, not moving, not
                     // spread: one line to its owner, no retrieval state.
                     let single = match (&spread, &keys[..]) {
-                        (None, [key]) => routing.route(key).filter(|(_, old)| old.is_none()),
+                        (None, [key]) => routing.route(key).filter(|(_, unsettled)| !unsettled),
                         _ => None,
                     };
                     match (spread, single) {
@@ -180,18 +193,18 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                 } => {
                     swallow = more;
                     // memcached deletes the key of a failed set: so here,
-                    // and on a hot key's other replicas as any write.
-                    if let (true, Some((owner, old))) = (set, routing.route(key)) {
-                        routing.written(key);
+                    // on every server that could answer with the old
+                    // value, as any write.
+                    if set {
+                        batch.flush();
                         let delete = line(b"delete", key, b" noreply\r\n");
-                        batch.tell(owner, client, &delete);
-                        if let Some(old) = old {
-                            batch.tell(old, client, &delete);
-                        }
-                        if let Some(hot) = pool.hot() {
-                            hot.generations.bump(key);
-                            invalidate(hot, &routing, &mut batch, client, key, settings.timeout);
-                        }
+                        let write = Write {
+                            key,
+                            bytes: &delete,
+                            noreply: true,
+                        };
+                        let (timeout, hot) = (settings.timeout, pool.hot());
+                        Box::pin(locked_write(&routing, hot, client, write, timeout)).await;
                     }
                     if noreply {
                         continue;
@@ -274,9 +287,10 @@ async fn hand(queue: &mpsc::Sender<Pending>, pending: Pending, batch: &mut Batch
     }
 }
 
-/// With hot keys on: a write of `key` deletes it on its other replicas,
-/// now and once more after the timeout (a copy read before the write may
-/// land after the first delete).
+/// With hot keys on: a write of a key that is not hot deletes it on its
+/// other replicas, now and once more after the timeout (a copy from the
+/// time it was hot may still land); a hot key's writes take
+/// [`locked_write`] instead.
 fn invalidate(
     hot: &Hot,
     routing: &Routing,
@@ -305,58 +319,83 @@ fn invalidate(
     });
 }
 
-/// A request about a key that moved, during the warm-up window
-/// ([`crate::warm`]); `None` when nothing is to be answered.
-async fn moved(
-    routing: &Routing,
-    client: usize,
-    key: &[u8],
-    bytes: &[u8],
+/// A write request as the client sent it.
+struct Write<'a> {
+    key: &'a [u8],
+    bytes: &'a [u8],
     noreply: bool,
+}
+
+/// A write of an unsettled or hot key, under its lock ([`crate::warm`]):
+/// the value copied first when the command reads it, the write to the
+/// owner awaited, then the key deleted on its losers and hot replicas,
+/// each awaited (no answer taints that server). `None` when nothing is to
+/// be answered.
+async fn locked_write(
+    routing: &Routing,
+    hot: Option<&Hot>,
+    client: usize,
+    write: Write<'_>,
     timeout: Duration,
 ) -> Option<Pending> {
-    let Some((owner, Some(old))) = routing.route(key) else {
+    let Write {
+        key,
+        bytes,
+        noreply,
+    } = write;
+    let Some((owner, unsettled)) = routing.route(key) else {
         return (!noreply).then_some(Pending::Now(EMPTY));
     };
+    let _lock = routing.locks.lock(key).await;
     let verb = bytes
         .split(|&b| b == b' ')
         .find(|w| !w.is_empty())
         .unwrap_or_default();
-    match verb {
-        b"set" => routing.written(key),
-        b"delete" => {
-            routing.written(key);
-            let delete = line(b"delete", key, b"\r\n");
-            let on_new = send(owner, client, &delete, Expect::Line);
-            let on_old = ask(old, client, &delete, Expect::Line, timeout);
-            let old_deleted = on_old.await.is_some_and(|a| a == b"DELETED\r\n");
-            // Once more after the timeout: a warm-up copy read before this
-            // delete may land after it.
-            let (again, server) = (line(b"delete", key, b" noreply\r\n"), owner.clone());
-            tokio::spawn(async move {
-                tokio::time::sleep(timeout).await;
-                tell(&server, client, &again);
-            });
-            if noreply {
-                return None;
-            }
-            return Some(Pending::Deleted(owner.clone(), on_new, old_deleted));
-        }
-        _ => {
-            // Found as before the change: copy it first.
-            warm(&routing.generations(), owner, old, client, key, timeout).await;
-            routing.written(key);
-        }
+    let replaces = verb == b"set" || verb == b"delete";
+    if unsettled && !replaces {
+        // Found as before the change: copied first.
+        warm(routing, owner, client, key, timeout).await;
     }
+    // The write itself, known to be done before the lock is let go: its
+    // answer, or with noreply a no-op's answer after it.
     let answer = match noreply {
         true => {
             tell(owner, client, bytes);
+            ask(owner, client, b"mn\r\n", Expect::Line, timeout).await;
             None
         }
-        false => Some(send(owner, client, bytes, Expect::Line)),
+        false => Some(
+            wait(owner, send(owner, client, bytes, Expect::Line), timeout)
+                .await
+                .unwrap_or_else(|e| e),
+        ),
     };
-    tell(old, client, &line(b"delete", key, b" noreply\r\n"));
-    answer.map(|a| Pending::One(owner.clone(), a))
+    let delete = line(b"delete", key, b"\r\n");
+    let mut deleted = false;
+    let mut elsewhere: Vec<Arc<Server>> = routing.losers(key, owner);
+    if let Some(hot) = hot {
+        for replica in hot.others(&routing.current, key) {
+            if !Arc::ptr_eq(replica, owner) && !elsewhere.iter().any(|s| Arc::ptr_eq(s, replica)) {
+                elsewhere.push(replica.clone());
+            }
+        }
+    }
+    let fallbacks = routing.fallbacks(key, owner);
+    for server in &elsewhere {
+        match ask(server, client, &delete, Expect::Line, timeout).await {
+            Some(a) => {
+                // Held where a read could have found it.
+                let readable = fallbacks.iter().any(|f| Arc::ptr_eq(f, server));
+                deleted |= readable && a == b"DELETED\r\n";
+            }
+            None => server.taint(),
+        }
+    }
+    let answer = answer?;
+    if verb == b"delete" && deleted && answer == b"NOT_FOUND\r\n" {
+        return Some(Pending::Now(b"DELETED\r\n"));
+    }
+    Some(Pending::Ready(answer))
 }
 
 async fn write_answers(
@@ -386,6 +425,7 @@ async fn write_answers(
         };
         match next {
             Pending::Now(text) => out.extend_from_slice(text),
+            Pending::Ready(bytes) => out.extend_from_slice(&bytes),
             Pending::One(server, answer) => {
                 let bytes = wait(&server, answer, timeout).await;
                 out.extend_from_slice(bytes.as_ref().unwrap_or_else(|e| e));
@@ -399,12 +439,6 @@ async fn write_answers(
                 let missed = (keys as u64).saturating_sub(found);
                 counters.misses.fetch_add(missed, Ordering::Relaxed);
                 out.extend_from_slice(bytes);
-            }
-            Pending::Deleted(server, answer, old_deleted) => {
-                match wait(&server, answer, timeout).await {
-                    Ok(_) if old_deleted => out.extend_from_slice(b"DELETED\r\n"),
-                    Ok(bytes) | Err(bytes) => out.extend_from_slice(&bytes),
-                }
             }
             Pending::Retrieval(retrieval) => {
                 out.extend_from_slice(&Box::pin(write_retrieval(*retrieval, timeout)).await);

@@ -16,13 +16,14 @@
 //! owner that misses reads the owner and keeps a copy (`add`), as during
 //! warm-up ([`crate::warm`]).
 //!
-//! Writes: with `--hot-keys`, every write of any key also deletes it on
-//! its other R - 1 replicas (no answer awaited) after bumping its
-//! generation, so a replica's copy never outlives a write: a copy read
-//! before the write is not added after it, and one in flight at that
-//! instant is the only thing a reader can see until the next write of the
-//! key or its expiry (stated in docs/proxy.md). Keys that are not hot are
-//! only ever read from their owner.
+//! Writes: with `--hot-keys`, a write of a key hot in the last
+//! [`RECENT`] is made under the key's lock and deletes it on its other R -
+//! 1 replicas, awaited, as a replica's copy is made under that lock
+//! ([`crate::locks`]): a copy read before the write is deleted after it
+//! or never made. Every other write deletes the key on those replicas
+//! without waiting, and once more after the request timeout. Keys that are
+//! not hot are only ever read from their owner, and no key is spread while
+//! a membership change is being settled ([`crate::routing`]).
 //!
 //! Cost: one lock and O(TRACKED) scan per single-key `get` while enabled;
 //! a replica walk of R for a hot key; R - 1 extra requests per write.
@@ -30,7 +31,6 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::generations::Generations;
 use crate::routing::Table;
 use crate::server::Server;
 
@@ -40,6 +40,10 @@ pub const TRACKED: usize = 64;
 pub const PERIOD: Duration = Duration::from_millis(500);
 /// Reads a period needs before any key is called hot.
 pub const MIN_READS: u64 = 200;
+/// How long after it was last hot a key's writes are still made under
+/// its lock: longer than a copy can take (one period and the request
+/// timeout, which tests keep under it).
+pub const RECENT: Duration = Duration::from_secs(10);
 
 /// The hot-key settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,8 +61,6 @@ pub struct HotKeys {
 pub struct Hot {
     settings: HotKeys,
     state: Mutex<State>,
-    /// Write counts of keys being copied to replicas.
-    pub generations: Arc<Generations>,
 }
 
 #[derive(Debug)]
@@ -67,6 +69,9 @@ struct State {
     counts: Vec<(Vec<u8>, u64)>,
     reads: u64,
     hot: Vec<Vec<u8>>,
+    /// Keys hot in the last [`RECENT`], with when they last were (at
+    /// most [`TRACKED`] per period).
+    recent: Vec<(Vec<u8>, Instant)>,
 }
 
 impl Hot {
@@ -79,8 +84,8 @@ impl Hot {
                 counts: Vec::with_capacity(TRACKED),
                 reads: 0,
                 hot: Vec::new(),
+                recent: Vec::new(),
             }),
-            generations: Arc::default(),
         }
     }
 
@@ -100,6 +105,16 @@ impl Hot {
                 .iter()
                 .filter(|(_, n)| enough && *n as f64 > floor);
             state.hot = hot.map(|(k, _)| k.clone()).collect();
+            let now = Instant::now();
+            state
+                .recent
+                .retain(|(_, at)| now.duration_since(*at) < RECENT);
+            for key in state.hot.clone() {
+                match state.recent.iter_mut().find(|(k, _)| *k == key) {
+                    Some(entry) => entry.1 = now,
+                    None => state.recent.push((key, now)),
+                }
+            }
             state.counts.clear();
             state.reads = 0;
             state.started = Instant::now();
@@ -122,6 +137,13 @@ impl Hot {
         state.hot.iter().any(|k| k == key)
     }
 
+    /// Whether `key` was hot in the last [`RECENT`] (its writes are made
+    /// under its lock).
+    pub fn recently_hot(&self, key: &[u8]) -> bool {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.recent.iter().any(|(k, _)| k == key)
+    }
+
     /// Where a hot key's read goes: the first of its replicas within the
     /// load bound, else its owner.
     pub fn choose<'t>(&self, table: &'t Table, key: &[u8]) -> Option<&'t Arc<Server>> {
@@ -135,7 +157,7 @@ impl Hot {
         let bound = (1.0 + self.settings.epsilon) * mean + 1.0;
         ids.iter()
             .map(|&id| &table.servers[id as usize])
-            .find(|s| !s.is_ejected() && (s.period_reads() as f64) < bound)
+            .find(|s| !s.is_ejected() && !s.is_tainted() && (s.period_reads() as f64) < bound)
             .or(Some(owner))
     }
 

@@ -20,11 +20,11 @@ pub mod client;
 #[cfg(feature = "server")]
 pub mod exchange;
 #[cfg(feature = "server")]
-pub mod generations;
-#[cfg(feature = "server")]
 pub mod hot;
 #[cfg(feature = "server")]
 pub mod live;
+#[cfg(feature = "server")]
+pub mod locks;
 mod numbers;
 #[cfg(feature = "server")]
 pub mod pool;
@@ -40,5 +40,7 @@ pub mod routing;
 pub mod server;
 #[cfg(feature = "server")]
 pub mod stats;
+#[cfg(feature = "server")]
+pub mod sweep;
 #[cfg(feature = "server")]
 pub mod warm;

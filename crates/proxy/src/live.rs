@@ -99,7 +99,7 @@ pub async fn follow(pool: Arc<Pool>, watcher: Watcher) -> anyhow::Result<()> {
         let cluster = watcher.load().placement.clone();
         match routing_of(&cluster) {
             Some(members) => {
-                if pool.change_to(members) {
+                if pool.change_to(members).await {
                     eprintln!(
                         "ringwise-proxy: the membership changed the routing (epoch {})",
                         pool.routing().epoch

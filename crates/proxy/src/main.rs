@@ -13,11 +13,11 @@ use anyhow::{Context, bail};
 use clap::Parser;
 use ringwise_proxy::client::{self, Settings};
 use ringwise_proxy::hot::{self, HotKeys};
-use ringwise_proxy::pool::{Options, Pool, Source, nutcracker_directives};
+use ringwise_proxy::pool::{self, Options, Pool, Source, nutcracker_directives};
 use ringwise_proxy::reload::{self, Watched};
 use ringwise_proxy::request::Limits;
 use ringwise_proxy::server::Ejection;
-use ringwise_proxy::{live, stats};
+use ringwise_proxy::{live, stats, sweep};
 use tokio::net::TcpListener;
 
 /// A memcached proxy: every key to its owner under any ringwise placement.
@@ -186,7 +186,7 @@ fn main() -> anyhow::Result<()> {
 }
 
 fn read(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    reload::read_capped(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
 fn watched(path: &Path, nutcracker: Option<Option<String>>) -> Watched {
@@ -227,6 +227,7 @@ async fn run(args: Args, file: Directives, start: Start) -> anyhow::Result<()> {
             share: args.hot_share,
             epsilon: args.hot_epsilon,
         }),
+        timeout,
     };
     let pool = match start {
         Start::File(watched, text) => {
@@ -259,6 +260,8 @@ async fn run(args: Args, file: Directives, start: Start) -> anyhow::Result<()> {
             pool
         }
     };
+    tokio::spawn(pool::health(pool.clone()));
+    tokio::spawn(sweep::follow(pool.clone()));
     let listen = args
         .listen
         .or(file.listen)

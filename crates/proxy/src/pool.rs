@@ -8,13 +8,31 @@
 //! name. Keys are hashed as the placement's clients hash them
 //! ([`Keyed::owner`], hash tag included).
 //!
-//! A change ([`Pool::change`]: the file again, on SIGHUP or when it
-//! changes) builds a new [`Routing`] and swaps it in whole; requests
-//! already routed finish on the old one. Servers are kept by address
-//! across changes, with their connections, health and counters.
+//! A change of the routing is published whole ([`Routing`], swapped
+//! lock-free; requests already routed finish on the one they took), one
+//! at a time, off the clients' path, for any of four reasons:
 //!
-//! Cost: a build or change is the placement's build plus one task pair
-//! per new connection; routing a key is in [`crate::routing`].
+//! - a membership change ([`Pool::change`], [`Pool::change_to`]): the new
+//!   placement; a server that was not in the table in force is flushed
+//!   (`flush_all`) before it gets keys, since it may hold values from an
+//!   earlier time in the pool that were overwritten since (one that does
+//!   not answer the flush joins as ejected); a change that changes no
+//!   server and no fingerprint is no change;
+//! - an ejection ([`crate::server`]): the same placement with the server
+//!   out;
+//! - a re-admission: after its retry timeout an ejected server is flushed,
+//!   and put back once the flush is answered;
+//! - settling: a change is dropped from the routing once its window has
+//!   closed and every server that may have lost keys in it and is still in
+//!   the pool has been swept since ([`crate::sweep`]).
+//!
+//! Servers are kept by address across changes, with their connections,
+//! health and counters. The proxy trusts what the servers of its first
+//! table hold (docs/proxy.md says what that asks of an operator).
+//!
+//! Cost: a change is the placement's build (on a blocking thread for a
+//! file) plus one flush per joining server; routing a key is in
+//! [`crate::routing`].
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,8 +44,11 @@ use arc_swap::ArcSwap;
 use ringwise::{AnyPlacement, ClusterSpec, Keyed, Placement};
 use ringwise_import::Kind;
 
+use crate::exchange::ask;
 use crate::hot::{Hot, HotKeys};
-use crate::routing::{Routing, Table};
+use crate::locks::KeyLocks;
+use crate::response::Expect;
+use crate::routing::{Change, Routing, Table};
 use crate::server::{Ejection, Server};
 
 /// Where a pool comes from.
@@ -53,17 +74,17 @@ pub struct Options {
     pub connect_timeout: Duration,
     /// When a failing server is taken out.
     pub ejection: Ejection,
-    /// How long after a change a moved key's previous owner is read on a
-    /// miss (zero: no warm-up).
+    /// How long after a change a moved key's previous owners are read on
+    /// a miss (zero: no warm-up).
     pub warm_up: Duration,
     /// Hot keys' reads spread over their replicas (`None`: off).
     pub hot_keys: Option<HotKeys>,
+    /// How long the pool waits for a server's answer (flushes, sweeps).
+    pub timeout: Duration,
 }
 
 /// A membership to route by: the placement, each node's address (by node
-/// id) and the placement's [`ClusterSpec::fingerprint`] (equal for equal
-/// rings, so a change that places nothing differently is told apart
-/// without rebuilding anything).
+/// id) and the placement's [`ClusterSpec::fingerprint`].
 #[derive(Debug)]
 pub struct Membership {
     /// Keys to node ids.
@@ -74,15 +95,33 @@ pub struct Membership {
     pub fingerprint: u64,
 }
 
+/// A change being settled: which servers still need a sweep.
+#[derive(Debug)]
+struct Kept {
+    change: Arc<Change>,
+    unswept: Vec<Arc<Server>>,
+}
+
+/// What only one change at a time may touch.
+#[derive(Debug)]
+struct Changes {
+    current: Arc<Table>,
+    /// Most recent first.
+    kept: Vec<Kept>,
+    epoch: u64,
+}
+
 /// The routing in force and every server's connections.
 #[derive(Debug)]
 pub struct Pool {
     routing: ArcSwap<Routing>,
+    changes: tokio::sync::Mutex<Changes>,
     /// Servers by address, kept across changes (their connections and
     /// counters with them).
     servers: Mutex<HashMap<String, Arc<Server>>>,
     options: Options,
     hot: Option<Hot>,
+    locks: Arc<KeyLocks>,
     next_client: AtomicUsize,
 }
 
@@ -96,41 +135,192 @@ impl Pool {
     /// [`Pool::start`] on a membership already read.
     pub fn start_with(members: Membership, options: Options) -> Pool {
         let servers = Mutex::new(HashMap::new());
-        let table = table(&servers, &options, members);
+        let table = table(&servers, &options, members, |_| false);
+        let locks = Arc::new(KeyLocks::default());
+        let routing = Routing {
+            current: table.clone(),
+            changes: Vec::new(),
+            epoch: 0,
+            locks: locks.clone(),
+        };
         Pool {
-            routing: ArcSwap::from_pointee(Routing::new(table, None, 0)),
+            routing: ArcSwap::from_pointee(routing),
+            changes: tokio::sync::Mutex::new(Changes {
+                current: table,
+                kept: Vec::new(),
+                epoch: 0,
+            }),
             servers,
             options,
             hot: options.hot_keys.map(Hot::new),
+            locks,
             next_client: AtomicUsize::new(0),
         }
     }
 
-    /// Routes by `source` from now on, if it changes the placement or an
-    /// address; the routing before it is read on misses for the warm-up
-    /// window. Nothing changes when `source` is refused. Returns whether
-    /// the routing changed. O(the placement's build).
-    pub fn change(&self, source: &Source) -> anyhow::Result<bool> {
-        Ok(self.change_to(read(source)?))
+    /// Routes by `source` from now on, if it changes a server or the
+    /// placement. Read and built on a blocking thread, so no client waits
+    /// for it; nothing changes when `source` is refused. Returns whether
+    /// the routing changed.
+    pub async fn change(&self, source: Source) -> anyhow::Result<bool> {
+        let members = tokio::task::spawn_blocking(move || read(&source))
+            .await
+            .context("the build stopped")??;
+        Ok(self.change_to(members).await)
     }
 
     /// [`Pool::change`] to a membership already read (a live source's
     /// cluster).
-    pub fn change_to(&self, members: Membership) -> bool {
-        let old = self.routing.load_full();
-        let same_addresses = old.current.servers.len() == members.addresses.len()
-            && (old.current.servers.iter())
+    pub async fn change_to(&self, members: Membership) -> bool {
+        let mut changes = self.changes.lock().await;
+        let old = changes.current.clone();
+        let same_addresses = old.servers.len() == members.addresses.len()
+            && (old.servers.iter())
                 .zip(&members.addresses)
                 .all(|(s, a)| s.address() == a);
-        if same_addresses && old.current.fingerprint == members.fingerprint {
+        if same_addresses && old.fingerprint == members.fingerprint {
             return false;
         }
-        let table = table(&self.servers, &self.options, members);
-        let previous = (!self.options.warm_up.is_zero())
-            .then(|| (old.current.clone(), Instant::now() + self.options.warm_up));
-        self.routing
-            .store(Arc::new(Routing::new(table, previous, old.epoch + 1)));
+        let new = table(&self.servers, &self.options, members, |_| false);
+        // Flushed before they are given keys; one that does not answer
+        // joins ejected (and is flushed before it is re-admitted).
+        for server in new.servers.iter() {
+            let joining = !old.servers.iter().any(|s| Arc::ptr_eq(s, server));
+            if (joining || server.is_tainted()) && !self.flush(server).await {
+                server.eject_now();
+            }
+        }
+        let out = new.servers.iter().map(|s| s.is_ejected()).collect();
+        self.publish(&mut changes, Arc::new(new.with_out(out)));
         true
+    }
+
+    /// Publishes a table whose ejected servers differ from the one in
+    /// force, and re-admits those whose retry timeout passed once a
+    /// flush is answered; drops the changes that are settled. Called
+    /// every few milliseconds by [`health`].
+    pub async fn check_health(&self) {
+        let mut changes = self.changes.lock().await;
+        let current = changes.current.clone();
+        for server in current.servers.iter().filter(|s| s.retry_due()) {
+            match self.flush(server).await {
+                true => server.readmit(),
+                false => server.retry_later(),
+            }
+        }
+        let out: Vec<bool> = current.servers.iter().map(|s| s.is_ejected()).collect();
+        if out != current.out {
+            self.publish(&mut changes, Arc::new(current.with_out(out)));
+        }
+        let now = Instant::now();
+        let before = changes.kept.len();
+        let table = changes.current.clone();
+        for kept in &mut changes.kept {
+            if now >= kept.change.until {
+                // A server out of the pool or ejected needs no sweep: it
+                // is flushed before it is given keys again.
+                kept.unswept.retain(|s| table.serves(s));
+            }
+        }
+        changes
+            .kept
+            .retain(|k| now < k.change.until || !k.unswept.is_empty());
+        if changes.kept.len() != before {
+            self.store(&changes);
+        }
+    }
+
+    /// The servers that a sweep would settle a change with: those still
+    /// unswept in a change whose window has closed, and tainted ones.
+    pub async fn to_sweep(&self) -> Vec<Arc<Server>> {
+        let changes = self.changes.lock().await;
+        let now = Instant::now();
+        let mut out: Vec<Arc<Server>> = Vec::new();
+        let unswept = (changes.kept.iter())
+            .filter(|k| now >= k.change.until)
+            .flat_map(|k| k.unswept.iter());
+        let tainted = changes.current.servers.iter().filter(|s| s.is_tainted());
+        for server in unswept.chain(tainted) {
+            if !out.iter().any(|s| Arc::ptr_eq(s, server)) {
+                out.push(server.clone());
+            }
+        }
+        out
+    }
+
+    /// `server` was swept of every key it did not own, from a sweep that
+    /// began at `started`: the changes whose window had closed by then no
+    /// longer wait for it.
+    pub async fn swept(&self, server: &Arc<Server>, started: Instant) {
+        let mut changes = self.changes.lock().await;
+        for kept in &mut changes.kept {
+            if kept.change.until <= started {
+                kept.unswept.retain(|s| !Arc::ptr_eq(s, server));
+            }
+        }
+    }
+
+    /// Sends `flush_all` to `server`; whether it answered `OK`.
+    pub async fn flush(&self, server: &Server) -> bool {
+        let answer = ask(
+            server,
+            0,
+            b"flush_all\r\n",
+            Expect::Line,
+            self.options.timeout,
+        )
+        .await;
+        let ok = answer.as_deref() == Some(b"OK\r\n");
+        if ok {
+            server.clean();
+        }
+        ok
+    }
+
+    /// Makes `table` the one in force, keeping the one before it until
+    /// the change is settled.
+    fn publish(&self, changes: &mut Changes, table: Arc<Table>) {
+        let before = std::mem::replace(&mut changes.current, table.clone());
+        // Only taking servers out moves no key away from a server still
+        // serving: nothing to sweep, and no window (the servers taken out
+        // are not read).
+        let only_out = before.fingerprint == table.fingerprint
+            && before.servers.len() == table.servers.len()
+            && (before.servers.iter().zip(&table.servers)).all(|(a, b)| Arc::ptr_eq(a, b))
+            && (before.out.iter().zip(&table.out)).all(|(&was, &is)| !was || is);
+        let unswept = match only_out {
+            true => Vec::new(),
+            false => (before.servers.iter())
+                .filter(|s| before.serves(s) && table.serves(s))
+                .cloned()
+                .collect(),
+        };
+        let window = match only_out {
+            true => Duration::ZERO,
+            false => self.options.warm_up,
+        };
+        let change = Change {
+            before,
+            until: Instant::now() + window,
+        };
+        changes.kept.insert(
+            0,
+            Kept {
+                change: Arc::new(change),
+                unswept,
+            },
+        );
+        changes.epoch += 1;
+        self.store(changes);
+    }
+
+    fn store(&self, changes: &Changes) {
+        self.routing.store(Arc::new(Routing {
+            current: changes.current.clone(),
+            changes: changes.kept.iter().map(|k| k.change.clone()).collect(),
+            epoch: changes.epoch,
+            locks: self.locks.clone(),
+        }));
     }
 
     /// The routing in force.
@@ -147,6 +337,22 @@ impl Pool {
     pub fn client(&self) -> usize {
         self.next_client.fetch_add(1, Ordering::Relaxed)
     }
+
+    /// The pool's settings.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+}
+
+/// Publishes ejections and re-admissions and drops settled changes, every
+/// 20 ms, until the process ends.
+pub async fn health(pool: Arc<Pool>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(20));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        pool.check_health().await;
+    }
 }
 
 /// The table of `members`, its servers reused from `known` when running.
@@ -154,9 +360,10 @@ fn table(
     known: &Mutex<HashMap<String, Arc<Server>>>,
     options: &Options,
     members: Membership,
+    out: impl Fn(&Server) -> bool,
 ) -> Arc<Table> {
     let mut known = known.lock().unwrap_or_else(PoisonError::into_inner);
-    let servers = (members.addresses.iter())
+    let servers: Vec<Arc<Server>> = (members.addresses.iter())
         .map(|address| {
             let start = || {
                 let (n, timeout) = (options.connections, options.connect_timeout);
@@ -165,9 +372,11 @@ fn table(
             known.entry(address.clone()).or_insert_with(start).clone()
         })
         .collect();
+    let out = servers.iter().map(|s| out(s)).collect();
     Arc::new(Table {
         keyed: members.keyed,
         servers,
+        out,
         fingerprint: members.fingerprint,
     })
 }

@@ -4,6 +4,11 @@
 //! (unreadable, invalid) changes nothing and is reported on standard
 //! error; the proxy goes on with the routing it has.
 //!
+//! The file is read through a cap ([`MAX_FILE`], the cluster file's) and
+//! built on a blocking thread ([`Pool::change`]): a huge or endless file
+//! (a device, a stream of zeroes) is refused, and clients never wait for
+//! a build.
+//!
 //! Cost: one read of the file per interval; a build per change.
 
 use std::path::PathBuf;
@@ -36,6 +41,25 @@ impl Watched {
     }
 }
 
+/// The largest membership file read, as the cluster file's cap.
+pub const MAX_FILE: u64 = 64 << 20;
+
+/// `path`'s text, refused past [`MAX_FILE`] bytes.
+pub fn read_capped(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_FILE {
+        return Err(std::io::Error::other(format!(
+            "over {} MiB: not a membership file",
+            MAX_FILE >> 20
+        )));
+    }
+    Ok(text)
+}
+
 /// Follows `watched` until the process ends; `last` is the text in force.
 pub async fn follow(pool: Arc<Pool>, watched: Watched, mut last: String, interval: Duration) {
     let mut hangup = match signal(SignalKind::hangup()) {
@@ -51,10 +75,10 @@ pub async fn follow(pool: Arc<Pool>, watched: Watched, mut last: String, interva
             _ = tick.tick() => false,
             _ = async { match hangup.as_mut() { Some(h) => { h.recv().await; } None => std::future::pending().await } } => true,
         };
-        let text = match std::fs::read_to_string(&watched.path) {
+        let text = match read_capped(&watched.path) {
             Ok(text) => text,
             Err(err) => {
-                if forced {
+                if forced || err.kind() == std::io::ErrorKind::Other {
                     eprintln!(
                         "ringwise-proxy: cannot read {}: {err}; routing unchanged",
                         watched.path.display()
@@ -66,7 +90,7 @@ pub async fn follow(pool: Arc<Pool>, watched: Watched, mut last: String, interva
         if text == last && !forced {
             continue;
         }
-        match pool.change(&watched.source(text.clone())) {
+        match pool.change(watched.source(text.clone())).await {
             Ok(true) => eprintln!(
                 "ringwise-proxy: {} changed the routing (epoch {})",
                 watched.path.display(),

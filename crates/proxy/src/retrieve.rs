@@ -5,61 +5,69 @@
 //! A retrieval sends one request per owner of some of its keys, listing
 //! them in request order. Each owner answers its hits in that order, so
 //! walking the request's keys and taking an owner's next hit when its key
-//! matches restores memcached's order, repeats included. A moved key that
-//! its new owner missed is read from its previous owner ([`warm`]); for
-//! `get` that value is the answer, for the others the new owner is asked
-//! again once the copy is there (its CAS value, its new expiry).
+//! matches restores memcached's order, repeats included. An unsettled key
+//! that its owner missed is read from its previous owners under the key's
+//! lock ([`warm`]); for `get` that value is the answer, for the others the
+//! owner is asked again once the copy is there (its CAS value, its new
+//! expiry).
 //!
 //! Cost: one request per owner; per key, one comparison when assembling;
-//! per moved miss, one round trip to the previous owner (and one more to
-//! the new owner for `gets`/`gat`/`gats`).
+//! per unsettled miss, one round trip per previous owner asked (and one
+//! more to the owner for `gets`/`gat`/`gats`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::exchange::{Batch, Reply, ask, wait};
-use crate::generations::Generations;
 use crate::request::Retrieval;
 use crate::response::{Expect, values};
 use crate::routing::Routing;
 use crate::server::Server;
-use crate::warm::warm;
+use crate::warm::{Copy, copy_to, meta_copy, warm};
 
 /// What the writer sends for one request.
 #[derive(Debug)]
 pub enum Pending {
     /// A fixed answer.
     Now(&'static [u8]),
+    /// An answer already received.
+    Ready(Vec<u8>),
     /// One server's answer.
     One(Arc<Server>, Reply),
     /// One server's answer to a retrieval of `usize` keys (its hits and
     /// misses counted).
     Values(Arc<Server>, Reply, usize),
-    /// A moved key's delete: the new owner's answer, `DELETED` if the old
-    /// owner held it.
-    Deleted(Arc<Server>, Reply, bool),
     /// A retrieval over several servers or with moved keys.
     Retrieval(Box<Retrieve>),
     /// Nothing more: close after what came before.
     Close,
 }
 
-/// One key of a retrieval: which part holds it, and its previous owner
-/// when it moved.
+/// Where a key's miss is completed from.
+#[derive(Debug)]
+enum Miss {
+    /// Nowhere: a miss.
+    Settled,
+    /// Its previous owners ([`warm`]).
+    Unsettled,
+    /// A hot key read from a replica: its owner.
+    Hot(Arc<Server>),
+}
+
+/// One key of a retrieval: which part holds it, and where a miss is
+/// completed from.
 #[derive(Debug)]
 struct Key {
     key: Vec<u8>,
     part: usize,
-    old: Option<Arc<Server>>,
+    miss: Miss,
 }
 
 /// A retrieval being sent and then assembled.
 #[derive(Debug)]
 pub struct Retrieve {
     routing: Arc<Routing>,
-    /// The write counts the copies to new owners check.
-    generations: Arc<Generations>,
     client: usize,
     command: Retrieval,
     exptime: Option<Vec<u8>>,
@@ -80,7 +88,6 @@ impl Retrieve {
     ) -> Retrieve {
         let mut retrieve = Retrieve {
             routing: routing.clone(),
-            generations: routing.generations(),
             client,
             command,
             exptime: exptime.map(<[u8]>::to_vec),
@@ -89,7 +96,7 @@ impl Retrieve {
             answers: Vec::new(),
         };
         for key in keys {
-            let Some((owner, old)) = routing.route(key) else {
+            let Some((owner, unsettled)) = routing.route(key) else {
                 continue;
             };
             let part = match retrieve
@@ -106,8 +113,15 @@ impl Retrieve {
             let line = &mut retrieve.parts[part].1;
             line.push(b' ');
             line.extend_from_slice(key);
-            let (key, old) = (key.to_vec(), old.cloned());
-            retrieve.keys.push(Key { key, part, old });
+            let miss = match unsettled {
+                true => Miss::Unsettled,
+                false => Miss::Settled,
+            };
+            retrieve.keys.push(Key {
+                key: key.to_vec(),
+                part,
+                miss,
+            });
         }
         retrieve
     }
@@ -120,19 +134,17 @@ impl Retrieve {
         key: &[u8],
         replica: &Arc<Server>,
         owner: &Arc<Server>,
-        generations: Arc<Generations>,
     ) -> Retrieve {
         let line = [&b"get "[..], key].concat();
         Retrieve {
             routing: routing.clone(),
-            generations,
             client,
             command: Retrieval::Get,
             exptime: None,
             keys: vec![Key {
                 key: key.to_vec(),
                 part: 0,
-                old: Some(owner.clone()),
+                miss: Miss::Hot(owner.clone()),
             }],
             parts: vec![(replica.clone(), line)],
             answers: Vec::new(),
@@ -165,7 +177,7 @@ impl Retrieve {
             // Sent: only the answers are kept while they come.
             *line = Vec::new();
         }
-        let moved = self.keys.iter().any(|k| k.old.is_some());
+        let moved = self.keys.iter().any(|k| !matches!(k.miss, Miss::Settled));
         if self.parts.len() == 1 && !moved {
             let server = self.parts[0].0.clone();
             return Pending::Values(server, self.answers.remove(0), self.keys.len());
@@ -178,8 +190,7 @@ impl Retrieve {
 /// first part's error.
 pub async fn write_retrieval(retrieve: Retrieve, timeout: Duration) -> Vec<u8> {
     let Retrieve {
-        routing: _,
-        generations,
+        routing,
         client,
         command,
         exptime,
@@ -209,10 +220,18 @@ pub async fn write_retrieval(retrieve: Retrieve, timeout: Duration) -> Vec<u8> {
             continue;
         }
         owner.counters.misses.fetch_add(1, Ordering::Relaxed);
-        let Some(old) = &key.old else {
-            continue;
+        let copy = match &key.miss {
+            Miss::Settled => continue,
+            Miss::Unsettled => {
+                let _lock = routing.locks.lock(&key.key).await;
+                warm(&routing, owner, client, &key.key, timeout).await
+            }
+            Miss::Hot(from) => {
+                let _lock = routing.locks.lock(&key.key).await;
+                hot_copy(from, owner, client, &key.key, timeout).await
+            }
         };
-        let Some(copy) = warm(&generations, owner, old, client, &key.key, timeout).await else {
+        let Some(copy) = copy else {
             continue;
         };
         if command == Retrieval::Get {
@@ -242,4 +261,18 @@ pub async fn write_retrieval(retrieve: Retrieve, timeout: Duration) -> Vec<u8> {
     }
     out.extend_from_slice(b"END\r\n");
     out
+}
+
+/// A hot key's value read from its owner and added to `replica`; the
+/// caller holds the key's lock.
+async fn hot_copy(
+    owner: &Server,
+    replica: &Server,
+    client: usize,
+    key: &[u8],
+    timeout: Duration,
+) -> Option<Copy> {
+    let copy = meta_copy(owner, client, key, timeout).await?;
+    copy_to(replica, client, key, &copy, timeout).await;
+    Some(copy)
 }

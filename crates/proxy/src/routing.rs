@@ -1,134 +1,189 @@
-//! A routing snapshot: the placement, its servers, and during a warm-up
-//! window the placement before the last change.
+//! A routing snapshot: the table in force and the changes still being
+//! settled, with the lookups every request makes.
 //!
-//! Owner of a key: the placement's owner, unless that server is ejected;
-//! then the first of the key's replicas ([`Keyed::replicas_into`], the
-//! placement's own preference order) that is not. On a ring that is the
-//! next server clockwise, where the key goes when the server is removed,
-//! as twemproxy sends it (its ring rebuilt without the server).
+//! Owner of a key: the table's placement's owner, unless that server is
+//! out of the table (ejected); then the first of the key's replicas
+//! ([`Keyed::replicas_into`], the placement's own preference order) that
+//! is not. On a ring that is the next server clockwise, where the key
+//! goes when the server is removed, as twemproxy sends it. Which servers
+//! are out is part of the table, so an ejection or a re-admission is a
+//! change like any other ([`crate::pool`]).
 //!
-//! Warm-up (mcrouter's WarmUpRoute idea): for `window` after a membership
-//! change, a key whose owner changed has a previous owner, which the
-//! client path reads on a miss ([`crate::warm`]). Writes to such keys
-//! bump the key's generation here, so that a warm-up copy read before a
-//! write is not written after it.
+//! A change is settled once no server other than a key's owner can hold
+//! a copy of it that a read could see: after its warm-up window, once
+//! every server that may have lost keys in it has been swept of the keys
+//! it does not own ([`crate::sweep`]) or flushed. Until then the change
+//! is kept here, most recent first, with the table before it, and:
 //!
-//! Cost: one hash and lookup per key; with ejected servers, a replica walk
-//! of up to (ejected + 1) servers; during a window, a second lookup.
+//! - a key is *unsettled* when its owner under any kept table differs
+//!   from its owner now; its requests take the key's lock
+//!   ([`crate::locks`]);
+//! - its *fallbacks* (read on a miss, [`crate::warm`]) are its owners
+//!   under the kept tables whose window is open, most recent first: a
+//!   write deletes the key on every earlier owner, so the most recent
+//!   previous owner that holds it holds its latest value;
+//! - its *losers* (where a write deletes it) are its owners under every
+//!   kept table that are still in the pool or still a fallback. A server
+//!   that leaves the pool gets none: it is flushed if it ever comes back.
+//!
+//! Cost: one hash and lookup per key, plus one lookup per kept change
+//! (none once settled); with ejected servers, a replica walk of up to
+//! (ejected + 1) servers.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use ringwise::{AnyPlacement, Keyed, NodeId};
 
-use crate::generations::Generations;
+use crate::locks::KeyLocks;
 use crate::server::Server;
 
-/// The placement before a change and until when it is asked.
-#[derive(Debug)]
-pub struct Previous {
-    /// The placement and its servers, by node id.
-    pub placement: Arc<Table>,
-    /// The end of the window.
-    pub until: Instant,
-    /// Writes of moved keys during the window.
-    pub generations: Arc<Generations>,
-}
-
-/// A placement and its servers by node id.
+/// A placement, its servers by node id, and which are out.
 #[derive(Debug)]
 pub struct Table {
     /// Keys to node ids.
     pub keyed: Keyed<AnyPlacement>,
     /// `servers[id]`.
     pub servers: Vec<Arc<Server>>,
+    /// `out[id]`: taken out (ejected); its keys go to their next replica.
+    pub out: Vec<bool>,
     /// The placement's [`ringwise::ClusterSpec::fingerprint`].
     pub fingerprint: u64,
 }
 
 impl Table {
-    /// The server of `key`, past ejected ones; `None` without servers.
+    /// The server of `key`, past servers that are out; `None` without
+    /// servers.
     pub fn owner(&self, key: &[u8]) -> Option<&Arc<Server>> {
-        let id = self.keyed.owner(key)?;
-        let first = &self.servers[id as usize];
-        if !first.is_ejected() {
-            return Some(first);
+        let id = self.keyed.owner(key)? as usize;
+        if !self.is_out(id) {
+            return Some(&self.servers[id]);
         }
-        let ejected = self.servers.iter().filter(|s| s.is_ejected()).count();
-        let mut replicas: Vec<NodeId> = Vec::with_capacity(ejected + 1);
-        let wanted = (ejected + 1).min(self.servers.len());
+        let out = (0..self.servers.len()).filter(|&i| self.is_out(i)).count();
+        let mut replicas: Vec<NodeId> = Vec::with_capacity(out + 1);
+        let wanted = (out + 1).min(self.servers.len());
         self.keyed.replicas_into(key, wanted, &mut replicas);
         replicas
             .iter()
-            .map(|&id| &self.servers[id as usize])
-            .find(|s| !s.is_ejected())
-            .or(Some(first))
+            .find(|&&r| !self.is_out(r as usize))
+            .map(|&r| &self.servers[r as usize])
+            .or(Some(&self.servers[id]))
     }
+
+    /// Out in this table, or ejected since it was published: an
+    /// ejection takes effect at once (nothing moves away from a server
+    /// that still serves), a re-admission only with the table that
+    /// publishes it ([`crate::pool`]).
+    fn is_out(&self, id: usize) -> bool {
+        self.out[id] || self.servers[id].is_ejected()
+    }
+
+    /// Whether `server` is in this table and not out.
+    pub fn serves(&self, server: &Arc<Server>) -> bool {
+        (self.servers.iter().enumerate()).any(|(i, s)| !self.is_out(i) && Arc::ptr_eq(s, server))
+    }
+
+    /// The same placement with `out` instead.
+    pub fn with_out(&self, out: Vec<bool>) -> Table {
+        Table {
+            keyed: self.keyed.clone(),
+            servers: self.servers.clone(),
+            out,
+            fingerprint: self.fingerprint,
+        }
+    }
+}
+
+/// A change not yet settled: the table before it.
+#[derive(Debug)]
+pub struct Change {
+    /// The table in force before the change.
+    pub before: Arc<Table>,
+    /// The end of its warm-up window.
+    pub until: Instant,
 }
 
 /// What the proxy routes by now.
 #[derive(Debug)]
 pub struct Routing {
-    /// The placement in force.
+    /// The table in force.
     pub current: Arc<Table>,
-    /// The one before, during its warm-up window.
-    pub previous: Option<Previous>,
-    /// 0 for the first, +1 per change.
+    /// The changes not yet settled, most recent first.
+    pub changes: Vec<Arc<Change>>,
+    /// 0 for the first table, +1 per change.
     pub epoch: u64,
+    /// The key locks every snapshot shares.
+    pub locks: Arc<KeyLocks>,
 }
 
 impl Routing {
-    /// A first routing, or one after a change (`previous` for `window`).
-    pub fn new(current: Arc<Table>, previous: Option<(Arc<Table>, Instant)>, epoch: u64) -> Self {
-        let previous = previous.map(|(placement, until)| Previous {
-            placement,
-            until,
-            generations: Arc::default(),
-        });
-        Routing {
-            current,
-            previous,
-            epoch,
-        }
-    }
-
-    /// The owner of `key` now, and its previous owner when the key moved
-    /// and the window is open.
-    pub fn route(&self, key: &[u8]) -> Option<(&Arc<Server>, Option<&Arc<Server>>)> {
+    /// The owner of `key` now, and whether the key is unsettled (module
+    /// doc).
+    pub fn route(&self, key: &[u8]) -> Option<(&Arc<Server>, bool)> {
         let owner = self.current.owner(key)?;
-        let before = self.previous.as_ref().and_then(|p| {
-            if Instant::now() >= p.until {
-                return None;
-            }
-            let old = p.placement.owner(key)?;
-            // Servers are shared by address across tables: the same one is
-            // the same Arc.
-            (!Arc::ptr_eq(old, owner) && !old.is_ejected()).then_some(old)
+        let unsettled = self.changes.iter().any(|change| {
+            change
+                .before
+                .owner(key)
+                .is_some_and(|before| !Arc::ptr_eq(before, owner))
         });
-        Some((owner, before))
+        Some((owner, unsettled))
     }
 
-    /// A moved key was written (or deleted): a warm-up copy read before
-    /// now must not be written.
-    pub fn written(&self, key: &[u8]) {
-        if let Some(p) = &self.previous {
-            p.generations.bump(key);
+    /// Where a miss of `key` on `owner` is read, most recent first
+    /// (module doc); empty for a settled key.
+    pub fn fallbacks(&self, key: &[u8], owner: &Arc<Server>) -> Vec<Arc<Server>> {
+        let now = Instant::now();
+        let mut out: Vec<Arc<Server>> = Vec::new();
+        for change in self.changes.iter().filter(|c| now < c.until) {
+            if let Some(before) = change.before.owner(key) {
+                let usable = !before.is_ejected() && !before.is_tainted();
+                if usable
+                    && !Arc::ptr_eq(before, owner)
+                    && !out.iter().any(|s| Arc::ptr_eq(s, before))
+                {
+                    out.push(before.clone());
+                }
+            }
         }
+        out
     }
 
-    /// The window's write counts (an empty set outside a window).
-    pub fn generations(&self) -> Arc<Generations> {
-        self.previous
-            .as_ref()
-            .map_or_else(Arc::default, |p| p.generations.clone())
+    /// Where a write of `key` (owned by `owner`) deletes it (module doc).
+    pub fn losers(&self, key: &[u8], owner: &Arc<Server>) -> Vec<Arc<Server>> {
+        let now = Instant::now();
+        let mut out: Vec<Arc<Server>> = Vec::new();
+        for change in &self.changes {
+            let Some(before) = change.before.owner(key) else {
+                continue;
+            };
+            // An ejected or tainted server is flushed or swept before it
+            // is asked for anything again.
+            let reachable = !before.is_ejected() && !before.is_tainted();
+            let kept = self.current.serves(before) || now < change.until;
+            if kept
+                && reachable
+                && !Arc::ptr_eq(before, owner)
+                && !out.iter().any(|s| Arc::ptr_eq(s, before))
+            {
+                out.push(before.clone());
+            }
+        }
+        out
     }
 
-    /// The servers, current first, then the previous ones not current.
+    /// Whether any change is being settled (hot keys are not spread
+    /// meanwhile: a replica's copy could outlive the change unseen).
+    pub fn settling(&self) -> bool {
+        !self.changes.is_empty()
+    }
+
+    /// The servers, current first, then the kept tables' others.
     pub fn servers(&self) -> Vec<&Arc<Server>> {
         let mut all: Vec<&Arc<Server>> = self.current.servers.iter().collect();
-        if let Some(p) = &self.previous {
-            for s in &p.placement.servers {
-                if !all.iter().any(|a| a.address() == s.address()) {
+        for change in &self.changes {
+            for s in &change.before.servers {
+                if !all.iter().any(|a| Arc::ptr_eq(a, s)) {
                     all.push(s);
                 }
             }

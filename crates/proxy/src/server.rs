@@ -4,11 +4,18 @@
 //! Health follows twemproxy's `auto_eject_hosts` (`nc_server.c`,
 //! `server_failure`): a request that fails (no connection, a broken one,
 //! no answer within the timeout) counts one failure, an answer resets the
-//! count; at `failure_limit` failures in a row the server is ejected for
-//! `retry_timeout`, and its keys go to their next owner meanwhile
-//! ([`crate::routing`]). After the timeout the next request tries it
-//! again: one more failure ejects it again at once (the count was not
-//! reset), an answer re-admits it. `failure_limit` 0 never ejects.
+//! count; at `failure_limit` failures in a row the server is ejected, and
+//! its keys go to their next owner ([`crate::routing`]) once the pool has
+//! published the change. Unlike twemproxy, a server comes back only
+//! through the pool ([`crate::pool`]): after `retry_timeout` the pool
+//! flushes it (it may hold values that were overwritten while it was
+//! out), and re-admits it when the flush is answered. `failure_limit` 0
+//! never ejects.
+//!
+//! Tainted: a server that may hold a stale copy of a key it does not
+//! own, because a delete sent to it as a previous owner got no answer.
+//! It is neither read as a fallback nor sent deletes until a sweep or a
+//! flush clears it ([`crate::sweep`]).
 //!
 //! Cost: a few relaxed atomics per request.
 
@@ -51,8 +58,12 @@ pub struct Server {
     connections: Vec<Backend>,
     ejection: Ejection,
     failures: AtomicU32,
-    /// Milliseconds since `started` until which it is out; 0: in.
+    /// Milliseconds since `started` from which it may be tried again; 0:
+    /// in.
     ejected_until: AtomicU64,
+    /// Times it was tainted, and that count when it was last cleaned.
+    taints: AtomicU64,
+    cleaned: AtomicU64,
     started: Instant,
     /// Requests in the current hot-key period ([`crate::hot`]'s load).
     period: AtomicU64,
@@ -78,6 +89,8 @@ impl Server {
             ejection,
             failures: AtomicU32::new(0),
             ejected_until: AtomicU64::new(0),
+            taints: AtomicU64::new(0),
+            cleaned: AtomicU64::new(0),
             started: Instant::now(),
             period: AtomicU64::new(0),
             counters: Counters::default(),
@@ -111,17 +124,69 @@ impl Server {
         self.started.elapsed().as_millis() as u64
     }
 
-    /// Whether it is out of the ring now.
+    /// Whether it is ejected (until the pool re-admits it).
     pub fn is_ejected(&self) -> bool {
+        self.ejected_until.load(Ordering::Relaxed) != 0
+    }
+
+    /// Whether it is ejected and its retry timeout has passed.
+    pub fn retry_due(&self) -> bool {
         let until = self.ejected_until.load(Ordering::Relaxed);
-        until != 0 && until > self.now_ms()
+        until != 0 && until <= self.now_ms()
+    }
+
+    /// Ejected now, whatever the failure limit (a joining server that did
+    /// not answer its flush).
+    pub fn eject_now(&self) {
+        if !self.is_ejected() {
+            self.counters.ejections.fetch_add(1, Ordering::Relaxed);
+        }
+        self.retry_later();
+    }
+
+    /// Its retry failed: tried again after another retry timeout.
+    pub fn retry_later(&self) {
+        let until = self.now_ms() + self.ejection.retry_timeout.as_millis() as u64;
+        self.ejected_until.store(until.max(1), Ordering::Relaxed);
+    }
+
+    /// Flushed and answering: in again, clean.
+    pub fn readmit(&self) {
+        self.failures.store(0, Ordering::Relaxed);
+        self.clean();
+        self.ejected_until.store(0, Ordering::Relaxed);
+    }
+
+    /// Whether it may hold a stale copy of a key it does not own.
+    pub fn is_tainted(&self) -> bool {
+        self.taints.load(Ordering::Relaxed) != self.cleaned.load(Ordering::Relaxed)
+    }
+
+    /// A delete sent to it as a previous owner got no answer.
+    pub fn taint(&self) {
+        self.taints.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many times it was tainted (for [`Server::clean_if`]).
+    pub fn taint_count(&self) -> u64 {
+        self.taints.load(Ordering::Relaxed)
+    }
+
+    /// Flushed: holds no key it does not own.
+    pub fn clean(&self) {
+        self.clean_if(self.taint_count());
+    }
+
+    /// Swept by a sweep that began when it had been tainted `seen` times:
+    /// clean unless tainted again since.
+    pub fn clean_if(&self, seen: u64) {
+        self.cleaned.store(seen, Ordering::Relaxed);
     }
 
     /// A request to it got an answer.
     pub fn answered(&self) {
         if self.failures.load(Ordering::Relaxed) != 0 {
             self.failures.store(0, Ordering::Relaxed);
-            self.ejected_until.store(0, Ordering::Relaxed);
         }
     }
 

@@ -2,11 +2,13 @@
 //! (twemproxy's habit: connect, read, the server closes) and the same as
 //! one JSON line per interval on standard output (`ringwise watch`'s).
 //!
-//! The document: `{"epoch": N, "warm_up": bool, "servers": [{"address",
-//! "in_ring", "ejected", "requests", "hits", "misses", "fallback_hits",
-//! "errors", "ejections"}, ...]}`, current servers first, then the
-//! previous placement's during a warm-up window; the counters count since
-//! the proxy started.
+//! The document: `{"epoch": N, "warm_up": bool, "settling": N,
+//! "servers": [{"address", "in_ring", "ejected", "tainted", "requests",
+//! "hits", "misses", "fallback_hits", "errors", "ejections"}, ...]}`:
+//! `warm_up` while a change's window is open, `settling` the changes not
+//! yet settled ([`crate::routing`]); current servers first, then those of
+//! the tables kept for those changes; the counters count since the proxy
+//! started.
 //!
 //! Cost: O(servers) per document.
 
@@ -39,6 +41,7 @@ pub fn document(pool: &Pool) -> Value {
                 "address": s.address(),
                 "in_ring": current.contains(&s.address()),
                 "ejected": s.is_ejected(),
+                "tainted": s.is_tainted(),
                 "requests": n(&c.requests),
                 "hits": n(&c.hits),
                 "misses": n(&c.misses),
@@ -48,11 +51,14 @@ pub fn document(pool: &Pool) -> Value {
             })
         })
         .collect();
-    let warm_up = routing
-        .previous
-        .as_ref()
-        .is_some_and(|p| Instant::now() < p.until);
-    json!({ "epoch": routing.epoch, "warm_up": warm_up, "servers": servers })
+    let now = Instant::now();
+    let warm_up = routing.changes.iter().any(|c| now < c.until);
+    json!({
+        "epoch": routing.epoch,
+        "warm_up": warm_up,
+        "settling": routing.changes.len(),
+        "servers": servers,
+    })
 }
 
 /// Answers every connection to `listener` with the document.

@@ -1,46 +1,47 @@
-//! Warm-up: a moved key's value read from its previous owner and copied
+//! Warm-up: a moved key's value read from its previous owners and copied
 //! to its new one, during the window after a membership change.
 //!
-//! The rule (after mcrouter's WarmUpRoute), for a key whose owner changed
-//! from O to N less than the window ago:
+//! The rule (after mcrouter's WarmUpRoute), for an unsettled key
+//! ([`crate::routing`]), whatever number of changes ago it moved:
 //!
-//! - a retrieval asks N; on a miss it reads the key from O (`mg <key> b v
-//!   f t`: value, client flags, remaining TTL), answers with it and copies
-//!   it to N with `add` (never `set`: a value written to N meanwhile wins),
-//!   with the same flags and TTL; `gets`, `gat` and `gats` then ask N again,
-//!   so the CAS value and the new TTL are N's;
-//! - `set` goes to N, then the key is deleted from O;
-//! - `add`, `replace`, `append`, `prepend`, `cas`, `incr`, `decr` and
-//!   `touch` first copy the key from O to N as above (so they find it as
-//!   they would have before the change), then go to N, then delete O's;
-//! - `delete` deletes from N and O (the answer is `DELETED` when either
-//!   held it), and once more from N after the request timeout.
+//! - a retrieval asks its owner; on a miss it reads the key from its
+//!   fallbacks, the most recent previous owner first (`mg <key> v f t`:
+//!   value, client flags, remaining TTL), answers with the first hit and
+//!   copies it to the owner with `add` (never `set`: a value written to
+//!   the owner meanwhile wins); `gets`, `gat` and `gats` then ask the
+//!   owner again, so the CAS value and the new TTL are the owner's;
+//! - every write (`set`, `add`, `replace`, `append`, `prepend`, `cas`,
+//!   `incr`, `decr`, `touch`, `delete`) goes to the owner and then deletes
+//!   the key on its losers, every previous owner that could still be
+//!   read; those that modify a value first copy it as a read does, so
+//!   they find it as they would have before the change.
 //!
-//! What a concurrent writer can observe: every write of a moved key bumps
-//! its generation ([`crate::generations`]), and a copy read
-//! from O is only added to N if no write was routed since it was read; a
-//! write routed in the instant between that check and the copy landing
-//! either wins (`set`: `add` does not overwrite) or, for a `delete`, is
-//! repeated after the timeout, so a deleted value can be read back for at
-//! most the request timeout and never after the window. Keys that did not
-//! move are never read from O. Once the window ends, O is not asked, and
-//! its copies of moved keys are left to expire or be evicted.
+//! Why no read sees a stale value: a fallback read and its copy, and a
+//! write with its deletes, each hold the key's lock ([`crate::locks`])
+//! and wait for every answer, so per key they happen one after another.
+//! A write deletes every older copy a read could fall back to, so the
+//! most recent previous owner holding the key holds its latest value. A
+//! delete that gets no answer taints its server (read no more until it
+//! is swept or flushed); a copy whose `add` gets no answer is followed by
+//! a `delete` on the same connection, so it cannot land after a later
+//! write. Keys that did not move are never read elsewhere.
 //!
-//! Cost: a hit on N costs nothing more; a miss one round trip to O, and
-//! the copy one request to N (no answer awaited).
+//! Cost: a hit on the owner costs nothing more; a miss one round trip per
+//! fallback asked, and the copy one round trip to the owner.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::exchange::{ask, line, tell};
-use crate::generations::Generations;
 use crate::response::{Expect, meta_value_len};
+use crate::routing::Routing;
 use crate::server::Server;
 
 /// memcached reads an expiry up to 30 days as relative, above as a Unix
 /// time.
 const RELATIVE_LIMIT: i64 = 60 * 60 * 24 * 30;
 
-/// A value read from the previous owner.
+/// A value read from a previous owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Copy {
     /// Client flags, as memcached printed them.
@@ -51,36 +52,73 @@ pub struct Copy {
     pub data: Vec<u8>,
 }
 
-/// Reads `key` from its previous owner `old` and, unless the key was
-/// written since, adds it to `new`. `None` when `old` does not hold it.
+/// Reads `key` from its fallbacks and adds the first hit to `owner`;
+/// `None` when none holds it. The caller holds the key's lock.
 pub async fn warm(
-    generations: &Generations,
-    new: &Server,
-    old: &Server,
+    routing: &Routing,
+    owner: &Arc<Server>,
     client: usize,
     key: &[u8],
     timeout: Duration,
 ) -> Option<Copy> {
-    let generation = generations.get(key);
-    let request = line(b"mg", &base64(key), b" b v f t\r\n");
-    let answer = ask(old, client, &request, Expect::Meta, timeout).await?;
-    let copy = parse_copy(&answer, now_unix())?;
-    old.counters
-        .fallback_hits
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if generations.get(key) == generation {
-        let header = format!(
-            " {} {} {} noreply\r\n",
-            String::from_utf8_lossy(&copy.flags),
-            copy.exptime,
-            copy.data.len()
-        );
-        let mut add = line(b"add", key, header.as_bytes());
-        add.extend_from_slice(&copy.data);
-        add.extend_from_slice(b"\r\n");
-        tell(new, client, &add);
+    for old in routing.fallbacks(key, owner) {
+        let Some(copy) = meta_copy(&old, client, key, timeout).await else {
+            continue;
+        };
+        old.counters
+            .fallback_hits
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        copy_to(owner, client, key, &copy, timeout).await;
+        return Some(copy);
     }
-    Some(copy)
+    None
+}
+
+/// `key`'s value, flags and expiry on `server`; `None` for a miss or
+/// no answer.
+pub async fn meta_copy(
+    server: &Server,
+    client: usize,
+    key: &[u8],
+    timeout: Duration,
+) -> Option<Copy> {
+    let request = meta_get(key)?;
+    let answer = ask(server, client, &request, Expect::Meta, timeout).await?;
+    parse_copy(&answer, now_unix())
+}
+
+/// Adds `copy` of `key` to `owner` and waits for the answer; without
+/// one, deletes the key after it on the same connection, so that an
+/// `add` still queued cannot land after a later write.
+pub async fn copy_to(owner: &Server, client: usize, key: &[u8], copy: &Copy, timeout: Duration) {
+    let header = format!(
+        " {} {} {}\r\n",
+        String::from_utf8_lossy(&copy.flags),
+        copy.exptime,
+        copy.data.len()
+    );
+    let mut add = line(b"add", key, header.as_bytes());
+    add.extend_from_slice(&copy.data);
+    add.extend_from_slice(b"\r\n");
+    if ask(owner, client, &add, Expect::Line, timeout)
+        .await
+        .is_none()
+    {
+        tell(owner, client, &line(b"delete", key, b" noreply\r\n"));
+    }
+}
+
+/// `mg <key> v f t`: the key as written when memcached's meta commands
+/// read it as one token (no byte below `!`), else base64-encoded (`b`);
+/// `None` when the encoded key is over memcached's 250 bytes (such a key
+/// has no fallback: a miss).
+fn meta_get(key: &[u8]) -> Option<Vec<u8>> {
+    if key.iter().all(|&b| b > b' ' && b != 0x7f) {
+        return Some(line(b"mg", key, b" v f t\r\n"));
+    }
+    let encoded = base64(key);
+    (encoded.len() <= crate::request::KEY_MAX_LENGTH)
+        .then(|| line(b"mg", &encoded, b" b v f t\r\n"))
 }
 
 /// A `VA <len> f<flags> t<ttl>` answer as a copy; `None` for a miss, an
@@ -151,6 +189,15 @@ mod tests {
         assert_eq!(base64(b"fo"), b"Zm8=");
         assert_eq!(base64(b"foo"), b"Zm9v");
         assert_eq!(base64(b"foobar"), b"Zm9vYmFy");
+    }
+
+    #[test]
+    fn long_keys_are_asked_as_written() {
+        let key = vec![b'k'; 250];
+        let request = meta_get(&key).expect("a printable key is asked as is");
+        assert_eq!(request.len(), "mg ".len() + 250 + " v f t\r\n".len());
+        assert!(meta_get(b"tab\there").is_some_and(|r| r.ends_with(b" b v f t\r\n")));
+        assert_eq!(meta_get(&[b'\t'; 200]), None);
     }
 
     #[test]

@@ -88,7 +88,11 @@ pub fn memcached_on(port: u16) -> Server {
 pub fn proxy(args: &[&str]) -> Server {
     let port = free_port();
     let dir = scratch_dir("ringwise-proxy");
-    let mut command = process::server(env!("CARGO_BIN_EXE_ringwise-proxy"));
+    // RINGWISE_PROXY_BIN runs another build of the proxy under the same
+    // tests (an older one, to see that a test fails without a fix).
+    let binary = std::env::var("RINGWISE_PROXY_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_ringwise-proxy").to_owned());
+    let mut command = process::server(binary);
     command
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .args(args);

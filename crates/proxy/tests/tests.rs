@@ -8,9 +8,14 @@
 //! and nutcracker; a missing one fails the test with that hint, never
 //! skips it.
 //!
+//! - `changes`: several membership changes in a row (a server that leaves
+//!   and returns, a change that moves nothing, a file over the cap);
 //! - `conformance`: the same requests to one memcached directly and
 //!   through the proxy (to one server, and to a pool of three): the
 //!   answers are byte for byte the same;
+//! - `consistency`: randomized concurrent clients while the membership
+//!   flaps and servers stall, die and restart; every read judged by the
+//!   history checker (`ringwise-history`) against the stated promise;
 //! - `docs`: docs/proxy.md's examples, run as a checked transcript;
 //! - `failures`: a server SIGKILLed or SIGSTOPped (ejected, its keys to
 //!   their next server, taken back), and a client that never reads;
@@ -47,7 +52,9 @@ mod transcript;
 
 mod servers;
 
+mod changes;
 mod conformance;
+mod consistency;
 mod docs;
 mod failures;
 mod hot_keys;

@@ -409,3 +409,41 @@ fn the_file_is_followed_without_a_signal() {
     assert_eq!(doc["servers"].as_array().map(Vec::len), Some(2));
     let _ = fs::remove_dir_all(dir);
 }
+
+/// Keys of 187 to 250 bytes: their base64 form is over memcached's 250,
+/// so the warm-up read asks them as written. Each moved one reads back
+/// from its previous server, and an `append` to one finds its value.
+#[test]
+fn keys_up_to_250_bytes_are_warmed_and_written() {
+    let change = Change::start("ringwise-proxy-long-keys", &["--warm-up", "3600"]);
+    let port = change.proxy.port;
+    let keys: Vec<Vec<u8>> = (0..400)
+        .map(|i| {
+            let len = 187 + i % 64;
+            let mut key = format!("long:{i}:").into_bytes();
+            key.resize(len, b'x');
+            key
+        })
+        .collect();
+    set_all(port, &keys);
+    let moved = moved(&change.before, &change.after, &keys);
+    assert!(moved.len() > 20, "{} moved", moved.len());
+    change.join();
+    let mut moved: Vec<Vec<u8>> = moved.into_iter().collect();
+    moved.sort();
+    // The last one is not read first: its append copies it.
+    let (read, appended) = moved.split_at(moved.len() - 1);
+    for key in read {
+        assert_eq!(
+            get(port, key).as_deref(),
+            Some(&key[..]),
+            "a moved long key"
+        );
+    }
+    let key = &appended[0];
+    let append = [b"append ", &key[..], b" 0 0 1\r\n!\r\n"].concat();
+    assert_eq!(exchange(port, &append), b"STORED\r\n");
+    let mut want = key.clone();
+    want.push(b'!');
+    assert_eq!(get(port, key).as_deref(), Some(&want[..]));
+}
