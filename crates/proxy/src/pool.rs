@@ -222,9 +222,13 @@ impl Pool {
                 kept.unswept.retain(|s| table.serves(s));
             }
         }
+        // A fallback read begun just before a window closed holds its
+        // key's lock for up to two timeouts (the read, the copy): its key
+        // stays unsettled, so that the key's writes still wait for it.
+        let grace = self.options.timeout * 3;
         changes
             .kept
-            .retain(|k| now < k.change.until || !k.unswept.is_empty());
+            .retain(|k| now < k.change.until + grace || !k.unswept.is_empty());
         if changes.kept.len() != before {
             self.store(&changes);
         }
@@ -273,6 +277,7 @@ impl Pool {
         let ok = answer.as_deref() == Some(b"OK\r\n");
         if ok {
             server.clean();
+            server.counters.flushes.fetch_add(1, Ordering::Relaxed);
         }
         ok
     }

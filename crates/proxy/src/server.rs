@@ -49,6 +49,12 @@ pub struct Counters {
     pub errors: AtomicU64,
     /// Times it was ejected.
     pub ejections: AtomicU64,
+    /// Sweeps finished on it ([`crate::sweep`]).
+    pub sweeps: AtomicU64,
+    /// Keys those sweeps deleted (copies of keys it did not own).
+    pub swept: AtomicU64,
+    /// Times it was flushed (joining, re-admitted, or unable to sweep).
+    pub flushes: AtomicU64,
 }
 
 /// A server and its connections.

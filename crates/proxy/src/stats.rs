@@ -4,7 +4,8 @@
 //!
 //! The document: `{"epoch": N, "warm_up": bool, "settling": N,
 //! "servers": [{"address", "in_ring", "ejected", "tainted", "requests",
-//! "hits", "misses", "fallback_hits", "errors", "ejections"}, ...]}`:
+//! "hits", "misses", "fallback_hits", "errors", "ejections", "sweeps",
+//! "swept", "flushes"}, ...]}`:
 //! `warm_up` while a change's window is open, `settling` the changes not
 //! yet settled ([`crate::routing`]); current servers first, then those of
 //! the tables kept for those changes; the counters count since the proxy
@@ -48,6 +49,9 @@ pub fn document(pool: &Pool) -> Value {
                 "fallback_hits": n(&c.fallback_hits),
                 "errors": n(&c.errors),
                 "ejections": n(&c.ejections),
+                "sweeps": n(&c.sweeps),
+                "swept": n(&c.swept),
+                "flushes": n(&c.flushes),
             })
         })
         .collect();

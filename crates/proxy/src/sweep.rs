@@ -25,6 +25,7 @@
 //! URL-encoded).
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -64,7 +65,10 @@ pub async fn follow(pool: Arc<Pool>) {
             let started = Instant::now();
             let taint = server.taint_count();
             match sweep(&pool, &server).await {
-                Ok(_) => {
+                Ok(deleted) => {
+                    let counters = &server.counters;
+                    counters.sweeps.fetch_add(1, Ordering::Relaxed);
+                    counters.swept.fetch_add(deleted, Ordering::Relaxed);
                     server.clean_if(taint);
                     pool.swept(&server, started).await;
                 }

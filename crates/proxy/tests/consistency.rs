@@ -279,7 +279,11 @@ fn any_sequence_of_changes_stalls_and_restarts_keeps_the_promise() {
     let pool = dir.join("pool.toml");
     write_pool(&pool, &addresses[..3]);
     let file = pool.to_string_lossy().into_owned();
+    let stats_port = crate::process::free_port();
+    let stats = format!("127.0.0.1:{stats_port}");
     let proxy = proxy(&[
+        "--stats",
+        &stats,
         "--cluster",
         &file,
         "--warm-up",
@@ -372,7 +376,19 @@ fn any_sequence_of_changes_stalls_and_restarts_keeps_the_promise() {
     for v in violations.iter().take(10) {
         eprintln!("  {v}");
     }
+    // What the run exercised, from the proxy's own counters.
+    let text = crate::servers::exchange_until(stats_port, b"", b"\n");
+    let document: serde_json::Value = serde_json::from_slice(&text).unwrap_or_default();
+    let total = |field: &str| -> u64 {
+        let servers = document["servers"].as_array().cloned().unwrap_or_default();
+        servers.iter().filter_map(|s| s[field].as_u64()).sum()
+    };
+    let exercised = ["fallback_hits", "ejections", "flushes", "sweeps", "swept"].map(|f| (f, total(f)));
+    eprintln!("consistency: seed {seed}: {exercised:?}");
     assert!(s.hits > 1000, "too few hits to judge anything: {s:?}");
+    for (field, n) in exercised {
+        assert!(n > 0, "the run never exercised {field} (seed {seed}): {document}");
+    }
     assert!(
         violations.is_empty(),
         "{} reads broke the promise (seed {seed})",
