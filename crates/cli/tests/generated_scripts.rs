@@ -12,6 +12,23 @@ fn script(plan: &str) -> Option<&str> {
     plan.find("#!/bin/sh").map(|at| &plan[at..])
 }
 
+/// The text of `ringwise plan` from a saved `CLUSTER NODES` with `added`.
+fn plan_adding(from: &str, added: &str) -> String {
+    let out = ringwise(
+        &[
+            "plan",
+            "--from",
+            from,
+            "--cluster-format",
+            "redis-cluster",
+            "--add",
+            added,
+        ],
+        b"",
+    );
+    stdout(&out)
+}
+
 /// Runs `script` with `sh` in `dir`, with a PATH where `redis-cli` is a
 /// stub that fails: any command the script runs before it would have
 /// reached Redis still runs.
@@ -48,19 +65,7 @@ fn a_crafted_address_in_cluster_nodes_never_runs_as_a_command() {
 0000000000000000000000000000000000000003 127.0.0.1:7002@17002 master - 0 0 3 connected 8192-16383
 ";
     let from = dir.write("nodes.txt", nodes);
-    let out = ringwise(
-        &[
-            "plan",
-            "--from",
-            &from,
-            "--cluster-format",
-            "redis-cluster",
-            "--add",
-            "127.0.0.1:7003",
-        ],
-        b"",
-    );
-    let text = stdout(&out);
+    let text = plan_adding(&from, "127.0.0.1:7003");
     if let Some(script) = script(&text) {
         run(&dir, script);
     }
@@ -85,19 +90,7 @@ fn plan_scripts_quote_or_refuse_every_name() {
         "-x:7003",
         "`touch pwned-tick`:7003",
     ] {
-        let out = ringwise(
-            &[
-                "plan",
-                "--from",
-                &from,
-                "--cluster-format",
-                "redis-cluster",
-                "--add",
-                added,
-            ],
-            b"",
-        );
-        let text = stdout(&out);
+        let text = plan_adding(&from, added);
         if let Some(script) = script(&text) {
             run(&dir, script);
         }
@@ -105,19 +98,7 @@ fn plan_scripts_quote_or_refuse_every_name() {
             assert!(!dir.path().join(file).exists(), "{added}:\n{text}");
         }
     }
-    let out = ringwise(
-        &[
-            "plan",
-            "--from",
-            &from,
-            "--cluster-format",
-            "redis-cluster",
-            "--add",
-            "127.0.0.1:7003",
-        ],
-        b"",
-    );
-    let text = stdout(&out);
+    let text = plan_adding(&from, "127.0.0.1:7003");
     let script = script(&text).expect("a script for plain addresses");
     assert!(script.contains("seed=127.0.0.1:7001\n"), "{script}");
     assert!(
