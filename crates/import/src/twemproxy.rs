@@ -303,9 +303,7 @@ fn server(text: &str, line: usize) -> Result<(Member, String), ImportError> {
     let port = number(port_text)
         .filter(|p| (1..=65535).contains(p))
         .ok_or_else(|| bad("the port is not a number from 1 to 65535"))?;
-    if host.is_empty() || host.contains(char::is_whitespace) {
-        return Err(bad("the host is empty or holds a space"));
-    }
+    crate::address::host_port(&format!("{host}:{port_text}"), line, "server")?;
     // What twemproxy hashes, and the node names that make ringwise hash
     // the same: the address first (what the operator recognizes).
     let (hashed, candidates) = match name {

@@ -108,3 +108,149 @@ fn vcl_blocks_nested_20000_deep_are_read_without_recursion() {
     let e = import(Kind::Varnish, &text, None).expect_err("under a condition");
     assert!(e.line().is_some(), "{e}");
 }
+
+/// An address that is a shell command, as a hostile file writes it (no
+/// space: every format splits words there).
+const HOSTILE: &str = "127.0.0.1$(id)";
+
+#[test]
+fn every_kind_refuses_an_address_that_is_not_host_port_with_its_line() {
+    let id = "3c5e1f0b9a8d7c6e5f4a3b2c1d0e9f8a7b6c5d4e";
+    let cases: Vec<(Kind, String, usize)> = vec![
+        (
+            Kind::Libmemcached,
+            format!("--DISTRIBUTION=consistent --HASH=MD5 --SERVER={HOSTILE}:7000/?2"),
+            1,
+        ),
+        (
+            Kind::Twemproxy,
+            format!(
+                "p:\n  distribution: ketama\n  servers:\n    - 10.0.0.1:1:1\n    - \"{HOSTILE}:7000:1\"\n"
+            ),
+            5,
+        ),
+        (
+            Kind::Nginx,
+            format!(
+                "http {{ upstream u {{ hash $uri consistent;\n server \"{HOSTILE}:7000\"; }} }}\n"
+            ),
+            2,
+        ),
+        (
+            Kind::Nginx,
+            "http { upstream u { hash $uri consistent;\n server 'unix:/run/a;b.sock'; } }\n".into(),
+            2,
+        ),
+        (
+            Kind::Envoy,
+            format!(
+                "name: c\ntype: STRICT_DNS\nlb_policy: RING_HASH\ncommon_lb_config:\n  \
+                 consistent_hashing_lb_config: {{use_hostname_for_hashing: true}}\n\
+                 load_assignment:\n  cluster_name: c\n  endpoints:\n  - lb_endpoints:\n    \
+                 - endpoint:\n        hostname: \"{HOSTILE}\"\n        address: {{socket_address: \
+                 {{address: a.example, port_value: 80}}}}\n"
+            ),
+            10,
+        ),
+        (
+            Kind::Envoy,
+            "name: c\ntype: STATIC\nlb_policy: RING_HASH\nload_assignment:\n  cluster_name: c\n  \
+             endpoints:\n  - lb_endpoints:\n    - endpoint:\n        address: {socket_address: \
+             {address: 10.0.0.1, port_value: 70000}}\n"
+                .into(),
+            9,
+        ),
+        (
+            Kind::Grpc,
+            "{\"target\": \"ipv4:10.0.0.1:0\",\n\"serviceConfig\": {\"loadBalancingConfig\": \
+             [{\"ring_hash_experimental\": {}}]}}"
+                .into(),
+            1,
+        ),
+        (
+            Kind::NodetoolRing,
+            format!(
+                "Datacenter: dc1\n==========\nAddress Rack Status State Load Owns Token\n\
+                 50\n{HOSTILE} rack1 Up Normal 1KiB 50% 50\n"
+            ),
+            5,
+        ),
+        (
+            Kind::RedisCluster,
+            format!("{id} {HOSTILE}:7000@17000 myself,master - 0 0 1 connected 0-16383\n"),
+            1,
+        ),
+        (
+            Kind::RedisCluster,
+            format!("{id} 10.0.0.1:7000@17000,`id` myself,master - 0 0 1 connected 0-16383\n"),
+            1,
+        ),
+        (
+            Kind::RedisCluster,
+            format!(
+                "1) 1) \"slots\"\n   2) 1) (integer) 0\n      2) (integer) 16383\n   3) \"nodes\"\n   \
+                 4) 1)  1) \"id\"\n          2) \"{id}\"\n          3) \"port\"\n          4) (integer) 7000\n          \
+                 5) \"ip\"\n          6) \"{HOSTILE}\"\n          7) \"role\"\n          8) \"master\"\n"
+            ),
+            5,
+        ),
+    ];
+    for (kind, text, line) in cases {
+        let e = import(kind, &text, None).expect_err(&text);
+        let message = e.to_string();
+        // libmemcached's own host check (the shared one after it) answers
+        // in its words.
+        let named = ["HOST:PORT", "socket path", "not a host name"];
+        assert!(
+            named.iter().any(|w| message.contains(w)),
+            "{kind}: {message}"
+        );
+        assert_eq!(e.line(), Some(line), "{kind}: {message}");
+    }
+}
+
+#[test]
+fn legitimate_address_forms_of_every_kind_still_pass() {
+    let id = "3c5e1f0b9a8d7c6e5f4a3b2c1d0e9f8a7b6c5d4e";
+    // Redis writes IPv6 unbracketed; nginx names without a port and
+    // unix sockets; twemproxy leading zeros; gRPC bracketed IPv6.
+    for (kind, text) in [
+        (
+            Kind::RedisCluster,
+            format!("{id} 2001:db8::1:7000@17000,cache-a.example myself,master - 0 0 1 connected 0-16383\n"),
+        ),
+        (
+            Kind::Nginx,
+            "http { upstream u { hash $uri consistent; server backend_1.example.com; \
+             server unix:/run/c.sock; server [::1]:80; } }\n"
+                .into(),
+        ),
+        (
+            Kind::Twemproxy,
+            "p:\n  distribution: ketama\n  servers:\n    - cache-a:011211:1\n    - cache_b.example:11212:1\n".into(),
+        ),
+        (
+            Kind::Grpc,
+            "{\"target\": \"ipv6:[::1]:80,[2001:db8::1]:81\",\n\"serviceConfig\": {\"loadBalancingConfig\": \
+             [{\"ring_hash_experimental\": {}}]}}"
+                .into(),
+        ),
+    ] {
+        import(kind, &text, None).unwrap_or_else(|e| panic!("{kind}: {e}\n{text}"));
+    }
+}
+
+#[test]
+fn a_redis_node_id_listed_twice_is_refused_with_both_lines() {
+    let id = "3c5e1f0b9a8d7c6e5f4a3b2c1d0e9f8a7b6c5d4e";
+    let text = format!(
+        "{id} 10.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-8000\n\
+         {id} 10.0.0.2:7000@17000 master - 0 0 2 connected 8001-16383\n"
+    );
+    let e = import(Kind::RedisCluster, &text, None).expect_err("an id twice");
+    assert_eq!(e.line(), Some(2), "{e}");
+    assert!(
+        e.to_string().contains("listed twice (first on line 1)"),
+        "{e}"
+    );
+}
