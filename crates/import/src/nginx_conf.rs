@@ -101,11 +101,17 @@ fn block(
                 block: None,
             }),
             (End::Open, Some(name), _) => {
+                let args: Vec<String> = words.collect();
                 if depth >= MAX_DEPTH {
+                    let opened = [name.as_str()]
+                        .into_iter()
+                        .chain(args.iter().map(String::as_str))
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     return Err(syntax(
                         line,
                         format!(
-                            "`{name} {{` opens a block nested more than {MAX_DEPTH} deep: \
+                            "`{opened} {{` opens a block nested more than {MAX_DEPTH} deep: \
                              no nginx.conf read here nests so deep"
                         ),
                     ));
@@ -113,7 +119,7 @@ fn block(
                 let inner = block(s, Some(line), depth + 1)?;
                 directives.push(Directive {
                     name,
-                    args: words.collect(),
+                    args,
                     line,
                     block: Some(inner),
                 });
