@@ -40,9 +40,9 @@
 //!   PREFIX1 to PREFIXNUM (or PREFIXLOW to PREFIXHIGH) in number order,
 //!   each a `server` with the line's parameters, numbered by the same
 //!   counter (`src/server.c`: `srv_tmpl_parse_range`,
-//!   `server_template_init`). With `resolvers` or an SRV record the
-//!   servers kept up follow DNS at run time: refused; `id` on a template
-//!   too.
+//!   `server_template_init`); an `id` is the first server's. With
+//!   `resolvers` or an SRV record the servers kept up follow DNS at run
+//!   time: refused.
 //! - In the backend: `cookie`, `stick ...`, `use-server`, `hash-key` other
 //!   than `id` change where requests go: refused. Everything else listed in
 //!   `INERT` is a note.
@@ -742,9 +742,8 @@ fn placed(k: &Keywords, defaults: &ServerDefaults) -> (u32, Option<&'static str>
 /// each a `server` with the line's parameters over `default-server`'s
 /// (`server.c`: `srv_tmpl_parse_range`, `server_template_init`, the
 /// copies linked in number order), numbered by HAProxy as other servers
-/// are. Refused where the servers HAProxy keeps up depend on DNS at run
-/// time (`resolvers`, an SRV record) or where the ids are not the
-/// automatic ones (`id`).
+/// are, an `id` going to the first. Refused where the servers HAProxy
+/// keeps up depend on DNS at run time (`resolvers`, an SRV record).
 fn template(
     line: usize,
     w: &[String],
@@ -791,16 +790,6 @@ fn template(
     }
     crate::address::host_optional_port(fqdn, line, "the server-template address")?;
     let k = keywords(line, params, notes)?;
-    if k.id.is_some() {
-        return Err(ImportError::Unsupported {
-            line,
-            setting: w.join(" "),
-            reason: "`id` on a template would be one id for many servers, which ringwise does \
-                     not read; leave it out (HAProxy numbers the servers) or write them as \
-                     `server` lines with their ids"
-                .into(),
-        });
-    }
     let count = u64::from(high - low) + 1;
     if count + servers.len() as u64 > ringwise::MAX_NODES as u64 {
         return Err(syntax(
@@ -821,10 +810,12 @@ fn template(
             None => String::new(),
         }
     ));
+    // An `id` is the template server's own, the first (PREFIX<LOW>); its
+    // copies are numbered (seen in `show servers state` of haproxy 2.6).
     servers.extend((low..=high).map(|n| Server {
         name: format!("{prefix}{n}"),
         weight,
-        id: None,
+        id: k.id.filter(|_| n == low),
         line,
         left_out: why.is_some(),
     }));

@@ -201,7 +201,7 @@ backend t
     default-server weight 4
     server a 10.0.0.1:80 id 2
     server-template w 3 cache.example:80
-    server-template r 5-6 10.0.0.9:80 weight 9 check
+    server-template r 5-6 10.0.0.9:80 weight 9 check id 20
     server-template off 0-1 10.0.0.9:80 disabled
     server z 10.0.0.2:80
 ";
@@ -213,7 +213,8 @@ backend t
         ("w1", 4.0, 3),
         ("w2", 4.0, 4),
         ("w3", 4.0, 5),
-        ("r5", 9.0, 6),
+        // An id is the first server's (HAProxy's `show servers state`).
+        ("r5", 9.0, 20),
         ("r6", 9.0, 7),
         // off0 and off1 are disabled but keep ids 8 and 9.
         ("z", 4.0, 10),
@@ -231,7 +232,7 @@ backend t
 }
 
 #[test]
-fn server_templates_haproxy_places_by_dns_or_one_id_are_refused_by_line() {
+fn server_templates_haproxy_places_by_dns_are_refused_by_line() {
     let backend = |line: &str, defaults: &str| {
         format!(
             "backend t\n    balance hdr(X-Key)\n    hash-type consistent\n{defaults}    {line}\n"
@@ -252,10 +253,6 @@ fn server_templates_haproxy_places_by_dns_or_one_id_are_refused_by_line() {
         (
             backend("server-template s 3 _http._tcp.example", ""),
             "SRV record",
-        ),
-        (
-            backend("server-template s 3 10.0.0.1:80 id 4", ""),
-            "one id for many",
         ),
         (backend("server-template s 0 10.0.0.1:80", ""), "a count"),
         (

@@ -91,7 +91,11 @@ fn nginx_blocks_nested_20000_deep_are_refused_with_their_line() {
         "}\n".repeat(20_000)
     );
     let e = import(Kind::Nginx, &text, None).expect_err("too deep");
-    assert!(e.to_string().contains("`location / {` opens a block nested more than 100 deep"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("`location / {` opens a block nested more than 100 deep"),
+        "{e}"
+    );
     assert_eq!(e.line(), Some(101), "{e}");
 }
 

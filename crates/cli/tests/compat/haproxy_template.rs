@@ -3,10 +3,10 @@
 //! importer from the very haproxy.cfg haproxy runs.
 //!
 //! One haproxy process (as in `haproxy.rs`) holds backends of seeded
-//! random lines: `server` lines (some with an explicit `id`, so the
-//! automatic numbering skips it) and `server-template` lines (a count or
-//! a range `LOW-HIGH`, with or without a weight), under a `default-server`
-//! weight. A template's servers share one address, so the servers are
+//! random lines: `server` lines and `server-template` lines (a count or
+//! a range `LOW-HIGH`, with or without a weight), half of each with an
+//! explicit `id` (a template's goes to its first server; the automatic
+//! numbering skips it), under a `default-server` weight. A template's servers share one address, so the servers are
 //! told apart by name: the backend sends it (`http-send-name-header
 //! X-Srv`) to one answering frontend that returns it as the body. Every
 //! key must agree with `ringwise lookup --cluster-format haproxy`, and the
@@ -53,6 +53,17 @@ fn backend(rng: &mut Rng, index: usize, answer: u16) -> Backend {
     );
     let mut templated = Vec::new();
     let mut ids = Vec::new();
+    // An explicit id not taken yet, or none, half the time each.
+    let mut id = |rng: &mut Rng| match rng.below(2) {
+        0 => loop {
+            let id = rng.between(1, 30);
+            if !ids.contains(&id) {
+                ids.push(id);
+                break format!(" id {id}");
+            }
+        },
+        _ => String::new(),
+    };
     let lines = rng.between(2, 6);
     for line in 0..lines {
         // At least one template in every backend.
@@ -73,19 +84,12 @@ fn backend(rng: &mut Rng, index: usize, answer: u16) -> Backend {
                 0 => format!(" weight {}", rng.between(1, 256)),
                 _ => String::new(),
             };
-            section += &format!("  server-template {prefix} {range} 127.0.0.1:{answer}{weight}\n");
+            let id = id(rng);
+            section +=
+                &format!("  server-template {prefix} {range} 127.0.0.1:{answer}{weight}{id}\n");
             templated.extend((low..=high).map(|n| format!("{prefix}{n}")));
         } else {
-            let id = match rng.below(2) {
-                0 => loop {
-                    let id = rng.between(1, 30);
-                    if !ids.contains(&id) {
-                        ids.push(id);
-                        break format!(" id {id}");
-                    }
-                },
-                _ => String::new(),
-            };
+            let id = id(rng);
             section += &format!(
                 "  server {name}s{line} 127.0.0.1:{answer} weight {}{id}\n",
                 rng.between(1, 256)
@@ -168,6 +172,12 @@ fn haproxy_server_templates_are_read_as_haproxy_names_weighs_and_numbers_them() 
             Err(why) => panic!("haproxy did not start twice: {failure}\n{why}"),
         }
     };
+    let with_id = backends
+        .iter()
+        .flat_map(|b| b.section.lines())
+        .filter(|l| l.contains("server-template") && l.contains(" id "))
+        .count();
+    assert!(with_id > 0, "the seed gives some template an id");
     let mut keys = random_keys(&mut rng, 2 * KEYS);
     keys.retain(|k| !k.contains(',') && !k.contains('"'));
     keys.truncate(KEYS);
