@@ -91,12 +91,14 @@ impl Node {
 pub(crate) const MAX_DEPTH: usize = 100;
 
 /// How much tree `text` may build, in units of one node or one byte of a
-/// scalar's text: four times the text's length and 4096 more. Without
+/// scalar's text: eight times the text's length and 65,536 more. Without
 /// aliases a file builds at most about twice its length (a node costs at
 /// least one byte of text, an escape such as `\L` at most 1.5 times its
-/// length); the rest is room for a real file's anchors (shared defaults).
+/// length); the rest is room for a real file's anchors: a server list
+/// shared by half a dozen pools (`servers: *shared`), any small file.
+/// Nested aliases multiply past it within a few levels.
 pub(crate) fn budget(text: &str) -> usize {
-    text.len().saturating_mul(4).saturating_add(4096)
+    text.len().saturating_mul(8).saturating_add(65_536)
 }
 
 /// Something being built: a list or a mapping (with its pending key), its
@@ -121,8 +123,8 @@ fn too_large(line: usize, budget: usize) -> ImportError {
     syntax(
         line,
         format!(
-            "the document expands past {budget} nodes and bytes (four times the file's \
-             length and 4096): aliases (*name) copying aliases multiply it (a \"billion \
+            "the document expands past {budget} nodes and bytes (eight times the file's \
+             length and 65536): aliases (*name) copying aliases multiply it (a \"billion \
              laughs\" file); write the values out or use fewer nested aliases"
         ),
     )
