@@ -519,6 +519,24 @@ fn version(kind: &str, version: u64) -> String {
     }
 }
 
+/// A name, zone, address or key as one word of `watch`'s text: as is
+/// when it is one (no white space, quote, backslash or control
+/// character), else quoted as a JSON string (`"cache a"`, `\"` and `\\`
+/// escaped), so every member line splits into the same fields whatever
+/// the names hold.
+fn word(text: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !text.is_empty()
+        && !text
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\\');
+    match plain {
+        true => std::borrow::Cow::Borrowed(text),
+        false => std::borrow::Cow::Owned(
+            serde_json::to_string(text).unwrap_or_else(|_| format!("{text:?}")),
+        ),
+    }
+}
+
 fn print(out: &mut impl Write, kind: &str, format: Format, ring: &Shown) -> std::io::Result<()> {
     if format == Format::Json {
         serde_json::to_writer(&mut *out, ring).map_err(std::io::Error::other)?;
@@ -539,23 +557,23 @@ fn print(out: &mut impl Write, kind: &str, format: Format, ring: &Shown) -> std:
         let zone = m
             .zone
             .as_deref()
-            .map(|z| format!("  zone {z}"))
+            .map(|z| format!("  zone {}", word(z)))
             .unwrap_or_default();
         let address = m
             .address
             .as_deref()
-            .map(|a| format!("  {a}"))
+            .map(|a| format!("  {}", word(a)))
             .unwrap_or_default();
         writeln!(
             out,
             "  {:<24} {:>7.3}%  weight {}{zone}{address}",
-            m.name,
+            word(&m.name),
             m.share * 100.0,
             m.weight
         )?;
     }
     for (key, why) in &ring.skipped {
-        writeln!(out, "  skipped {key}: {why}")?;
+        writeln!(out, "  skipped {}: {why}", word(key))?;
     }
     out.flush()
 }
@@ -715,4 +733,46 @@ pub fn config(args: ConfigArgs) -> Result<(), Failure> {
     writeln!(out)
         .and_then(|()| out.flush())
         .map_err(Failure::io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watch_text_quotes_names_with_spaces_so_each_line_splits_alike() {
+        let member = |name: &str, zone: Option<&str>, address: Option<&str>| ShownMember {
+            name: name.to_owned(),
+            weight: 1.0,
+            zone: zone.map(str::to_owned),
+            address: address.map(str::to_owned),
+            share: 0.5,
+        };
+        let ring = Shown {
+            version: JSON_VERSION,
+            revision: 7,
+            fingerprint: "0".repeat(16),
+            algorithm: Some("ring".into()),
+            members: vec![
+                member("cache-a", None, Some("10.0.0.1:11211")),
+                member("cache b  50.000%", Some("eu 1"), Some("a\"b")),
+            ],
+            moved: 0.0,
+            moved_exact: true,
+            skipped: [("/caches/nodes/x y".to_owned(), "not JSON".to_owned())].into(),
+        };
+        let mut out = Vec::new();
+        print(&mut out, "etcd", Format::Text, &ring).expect("print");
+        let text = String::from_utf8(out).expect("utf-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[1],
+            "  cache-a                   50.000%  weight 1  10.0.0.1:11211"
+        );
+        assert_eq!(
+            lines[2],
+            "  \"cache b  50.000%\"        50.000%  weight 1  zone \"eu 1\"  \"a\\\"b\""
+        );
+        assert_eq!(lines[3], "  skipped \"/caches/nodes/x y\": not JSON");
+    }
 }

@@ -58,6 +58,7 @@ mod cassandra;
 mod clients;
 mod grpc;
 mod haproxy;
+mod haproxy_template;
 mod import_nginx;
 mod import_twemproxy;
 mod ketama;

@@ -772,8 +772,14 @@ fn host(lb: &Node, dns: bool, by_hostname: bool) -> Result<Member, ImportError> 
     let key = match (hash_key, by_hostname) {
         (Some(key), _) => text(key, "hash_key")?.to_owned(),
         (None, true) => match (hostname, dns, address) {
-            (Some(h), ..) if !h.is_empty() => h.to_owned(),
-            (_, true, Some(a)) => a.to_owned(),
+            (Some(h), ..) if !h.is_empty() => {
+                crate::address::host(h, lb.line, "hostname")?;
+                h.to_owned()
+            }
+            (_, true, Some(a)) => {
+                crate::address::host(a, lb.line, "the socket_address address")?;
+                a.to_owned()
+            }
             _ => {
                 return Err(refuse(
                     "use_hostname_for_hashing with no hostname: Envoy would hash the empty text",
@@ -794,7 +800,9 @@ fn host(lb: &Node, dns: bool, by_hostname: bool) -> Result<Member, ImportError> 
             }
             let port = field(socket, "port_value")
                 .ok_or_else(|| refuse("a socket_address without port_value"))?;
+            let port_line = port.line;
             let port = number(port, "port_value")?;
+            crate::address::port(&port.to_string(), port_line, "port_value")?;
             match address.parse::<IpAddr>() {
                 Ok(IpAddr::V4(ip)) => format!("{ip}:{port}"),
                 Ok(IpAddr::V6(ip)) => format!("[{ip}]:{port}"),

@@ -304,10 +304,10 @@ type Listed = (String, Option<String>, Option<u64>, usize);
 
 /// An address as gRPC prints it (`grpc_sockaddr_to_string`).
 fn address(node: &Node, text_: &str) -> Result<String, ImportError> {
-    match text_.parse::<SocketAddr>() {
-        Ok(SocketAddr::V4(a)) => Ok(a.to_string()),
+    let printed = match text_.parse::<SocketAddr>() {
+        Ok(SocketAddr::V4(a)) => a.to_string(),
         Ok(SocketAddr::V6(a)) if a.scope_id() == 0 && a.flowinfo() == 0 => {
-            Ok(format!("[{}]:{}", a.ip(), a.port()))
+            format!("[{}]:{}", a.ip(), a.port())
         }
         _ => match text_.parse::<IpAddr>() {
             Ok(_) => Err(syntax(
@@ -321,8 +321,12 @@ fn address(node: &Node, text_: &str) -> Result<String, ImportError> {
                      ipv4:/ipv6: targets list addresses, not names"
                 ),
             )),
-        },
-    }
+        }?,
+    };
+    // Port 0 parses as an address; the one check refuses it as every
+    // kind does.
+    crate::address::host_port(&printed, node.line, "the address")?;
+    Ok(printed)
 }
 
 /// `ipv4:a:p,b:q` or `ipv6:[a]:p,...` (`ipv4:///...` too).

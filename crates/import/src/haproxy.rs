@@ -36,6 +36,13 @@
 //!   silently as keywords that do not change placement; `cookie` (with the
 //!   backend's `cookie`), `track`, `slowstart` are notes; an unknown
 //!   keyword is refused.
+//! - `server-template PREFIX NUM|LOW-HIGH ADDRESS [params]`: the servers
+//!   PREFIX1 to PREFIXNUM (or PREFIXLOW to PREFIXHIGH) in number order,
+//!   each a `server` with the line's parameters, numbered by the same
+//!   counter (`src/server.c`: `srv_tmpl_parse_range`,
+//!   `server_template_init`); an `id` is the first server's. With
+//!   `resolvers` or an SRV record the servers kept up follow DNS at run
+//!   time: refused.
 //! - In the backend: `cookie`, `stick ...`, `use-server`, `hash-key` other
 //!   than `id` change where requests go: refused. Everything else listed in
 //!   `INERT` is a note.
@@ -97,7 +104,6 @@ const INERT: &[&str] = &[
     "http-send-name-header",
     "load-server-state-from-file",
     "server-state-file-name",
-    "server-template",
     "rate-limit",
     "redirect",
     "stats",
@@ -389,6 +395,7 @@ fn read_backend(backend: &Section, mut balance: Balance) -> Result<Imported, Imp
         }
         match w[0].as_str() {
             "server" => servers.push(server(line, w, &defaults, &mut notes)?),
+            "server-template" => template(line, w, &defaults, &mut servers, &mut notes)?,
             "cookie" | "stick" | "stick-table" | "use-server" => {
                 return Err(unsupported(
                     line,
@@ -415,7 +422,8 @@ fn read_backend(backend: &Section, mut balance: Balance) -> Result<Imported, Imp
                     line,
                     setting: w.join(" "),
                     known: format!(
-                        "server, default-server, balance, hash-type, hash-balance-factor, \
+                        "server, server-template, default-server, balance, hash-type, \
+                         hash-balance-factor, \
                          hash-key, cookie, stick, use-server, {}",
                         INERT.join(", ")
                     ),
@@ -583,6 +591,9 @@ struct ServerDefaults {
     weight: Option<u32>,
     disabled: bool,
     backup: bool,
+    /// `resolvers NAME`: servers' addresses (and a template's servers'
+    /// states) follow DNS at run time.
+    resolvers: bool,
 }
 
 impl ServerDefaults {
@@ -601,6 +612,7 @@ impl ServerDefaults {
         }
         self.disabled |= parsed.disabled;
         self.backup |= parsed.backup;
+        self.resolvers |= args.iter().any(|a| a == "resolvers");
         self.disabled &= !parsed.enabled;
         self.backup &= !parsed.no_backup;
         Ok(())
@@ -697,15 +709,7 @@ fn server(
         return Err(syntax(line, "`server` needs a name and an address"));
     };
     let k = keywords(line, &w[3..], notes)?;
-    let weight = k.weight.or(defaults.weight).unwrap_or(1);
-    let disabled = (defaults.disabled || k.disabled) && !k.enabled;
-    let backup = (defaults.backup || k.backup) && !k.no_backup;
-    let why = match (disabled, backup, weight) {
-        (true, ..) => Some("disabled: it holds no points until enabled (it keeps its id)"),
-        (_, true, _) => Some("a backup: it serves only when no active server is up"),
-        (.., 0) => Some("weight 0: it holds no points"),
-        _ => None,
-    };
+    let (weight, why) = placed(&k, defaults);
     if let Some(why) = why {
         notes.push(format!("line {line}: server {name} left out: {why}"));
     }
@@ -716,6 +720,121 @@ fn server(
         line,
         left_out: why.is_some(),
     })
+}
+
+/// A server's weight, and why it holds no points if it holds none: the
+/// `default-server` settings under its own.
+fn placed(k: &Keywords, defaults: &ServerDefaults) -> (u32, Option<&'static str>) {
+    let weight = k.weight.or(defaults.weight).unwrap_or(1);
+    let disabled = (defaults.disabled || k.disabled) && !k.enabled;
+    let backup = (defaults.backup || k.backup) && !k.no_backup;
+    let why = match (disabled, backup, weight) {
+        (true, ..) => Some("disabled: it holds no points until enabled (it keeps its id)"),
+        (_, true, _) => Some("a backup: it serves only when no active server is up"),
+        (.., 0) => Some("weight 0: it holds no points"),
+        _ => None,
+    };
+    (weight, why)
+}
+
+/// `server-template PREFIX NUM|LOW-HIGH FQDN[:PORT] [params]`: the
+/// servers PREFIX<LOW> to PREFIX<HIGH> (NUM: 1 to NUM), in that order,
+/// each a `server` with the line's parameters over `default-server`'s
+/// (`server.c`: `srv_tmpl_parse_range`, `server_template_init`, the
+/// copies linked in number order), numbered by HAProxy as other servers
+/// are, an `id` going to the first. Refused where the servers HAProxy
+/// keeps up depend on DNS at run time (`resolvers`, an SRV record).
+fn template(
+    line: usize,
+    w: &[String],
+    defaults: &ServerDefaults,
+    servers: &mut Vec<Server>,
+    notes: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    let (Some(prefix), Some(range), Some(fqdn)) = (w.get(1), w.get(2), w.get(3)) else {
+        return Err(syntax(
+            line,
+            "`server-template` needs a prefix, a number or range and an address: \
+             server-template PREFIX NUM|LOW-HIGH FQDN[:PORT] [params]",
+        ));
+    };
+    let (low, high) = template_range(range).ok_or_else(|| {
+        syntax(
+            line,
+            format!(
+                "`server-template {prefix} {range}`: the servers are a count (3: numbers 1 to \
+                 3) or a range LOW-HIGH of whole numbers, LOW at most HIGH"
+            ),
+        )
+    })?;
+    let params = &w[4..];
+    let runtime = |why: &str| ImportError::Unsupported {
+        line,
+        setting: w.join(" "),
+        reason: format!(
+            "{why}: which of the template's servers HAProxy keeps up follows the DNS answers \
+             at run time (a server with no record stays in maintenance, holding no points); \
+             ringwise reads a template whose servers are all up: no `resolvers`, an address \
+             or name resolved once at start"
+        ),
+    };
+    if fqdn.starts_with('_') {
+        return Err(runtime("an SRV record names the servers"));
+    }
+    if let Some(at) = params.iter().position(|p| p == "resolvers") {
+        let name = params.get(at + 1).cloned().unwrap_or_default();
+        return Err(runtime(&format!("`resolvers {name}`")));
+    }
+    if defaults.resolvers {
+        return Err(runtime("`resolvers` from `default-server`"));
+    }
+    crate::address::host_optional_port(fqdn, line, "the server-template address")?;
+    let k = keywords(line, params, notes)?;
+    let count = u64::from(high - low) + 1;
+    if count + servers.len() as u64 > ringwise::MAX_NODES as u64 {
+        return Err(syntax(
+            line,
+            format!(
+                "`server-template {prefix} {range}` makes {count} servers: more than the {} \
+                 servers ringwise holds",
+                ringwise::MAX_NODES
+            ),
+        ));
+    }
+    let (weight, why) = placed(&k, defaults);
+    notes.push(format!(
+        "line {line}: `server-template {prefix} {range}` is the servers {prefix}{low} to \
+         {prefix}{high}, weight {weight}{}",
+        match why {
+            Some(why) => format!(", all left out: {why}"),
+            None => String::new(),
+        }
+    ));
+    // An `id` is the template server's own, the first (PREFIX<LOW>); its
+    // copies are numbered (seen in `show servers state` of haproxy 2.6).
+    servers.extend((low..=high).map(|n| Server {
+        name: format!("{prefix}{n}"),
+        weight,
+        id: k.id.filter(|_| n == low),
+        line,
+        left_out: why.is_some(),
+    }));
+    Ok(())
+}
+
+/// `NUM` (1 to NUM) or `LOW-HIGH`, as `srv_tmpl_parse_range` reads them
+/// (LOW may be 0; a count of 0 or HIGH below LOW is refused), digits only.
+fn template_range(range: &str) -> Option<(u32, u32)> {
+    let number = |t: &str| {
+        (!t.is_empty() && t.len() <= 9 && t.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| t.parse::<u32>().ok())
+            .flatten()
+    };
+    let (low, high) = match range.split_once('-') {
+        Some((low, high)) => (number(low)?, number(high)?),
+        None => (1, number(range)?),
+    };
+    (low <= high).then_some((low, high))
 }
 
 /// HAProxy refuses an explicit id used twice ("custom id N already

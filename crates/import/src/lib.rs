@@ -31,6 +31,7 @@
 //! [`ClusterSpec::from_parts`] (O(N + given points)); nothing is built.
 //! The text is the caller's: this crate does no I/O.
 
+mod address;
 mod envoy;
 mod error;
 mod grpc;

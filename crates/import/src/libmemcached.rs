@@ -320,6 +320,7 @@ fn server_of(text: &str, line: usize) -> Result<(String, u16, u32), ImportError>
         Some(w) if digits(w) => w.parse().map_err(|_| bad("the weight is not a number"))?,
         Some(_) => return Err(bad("the weight is not a number of up to 5 digits")),
     };
+    crate::address::host_port(&format!("{host}:{port}"), line, "--SERVER")?;
     Ok((host.to_owned(), port, weight))
 }
 

@@ -336,6 +336,10 @@ fn server(
             }
         }
     }
+    match address.strip_prefix("unix:") {
+        Some(path) => crate::address::socket_path(path, line, "server")?,
+        None => crate::address::host_optional_port(address, line, "server")?,
+    }
     if !address.starts_with("unix:") && address.parse::<std::net::SocketAddr>().is_err() {
         notes.push(format!(
             "line {line}: `{address}` is a name: nginx resolves it at start, and if it has \

@@ -9,10 +9,19 @@
 //! `\"`, `\'`, `\\`, `\t`, `\r`, `\n` are unescaped; `{` right after `$`
 //! is part of the word (`${var}`), and so is `}` inside an unquoted word.
 //!
+//! Blocks nest at most [`MAX_DEPTH`] deep: the reader (and what walks its
+//! result) recurses once a block, so a hostile file nested 20,000 deep
+//! would overflow the stack; real files nest `http { upstream { } }` or
+//! a few `location`s deep.
+//!
 //! Cost: one pass over the text, O(length).
 
 use crate::ImportError;
 use crate::error::syntax;
+
+/// How deep blocks may nest: far past a real nginx.conf, far below the
+/// recursion the stack holds.
+pub(crate) const MAX_DEPTH: usize = 100;
 
 /// A directive, its arguments and, for a block, what it holds.
 #[derive(Debug)]
@@ -44,13 +53,17 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Directive>, ImportError> {
         at: 0,
         line: 1,
     };
-    let directives = block(&mut scanner, None)?;
+    let directives = block(&mut scanner, None, 0)?;
     Ok(directives)
 }
 
 /// The directives up to the `}` of a block opened on `opened` (or the end
-/// of the file at the top).
-fn block(s: &mut Scanner<'_>, opened: Option<usize>) -> Result<Vec<Directive>, ImportError> {
+/// of the file at the top), `depth` blocks deep.
+fn block(
+    s: &mut Scanner<'_>,
+    opened: Option<usize>,
+    depth: usize,
+) -> Result<Vec<Directive>, ImportError> {
     let mut directives = Vec::new();
     loop {
         let (words, line, end) = s.words()?;
@@ -88,10 +101,25 @@ fn block(s: &mut Scanner<'_>, opened: Option<usize>) -> Result<Vec<Directive>, I
                 block: None,
             }),
             (End::Open, Some(name), _) => {
-                let inner = block(s, Some(line))?;
+                let args: Vec<String> = words.collect();
+                if depth >= MAX_DEPTH {
+                    let opened = [name.as_str()]
+                        .into_iter()
+                        .chain(args.iter().map(String::as_str))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    return Err(syntax(
+                        line,
+                        format!(
+                            "`{opened} {{` opens a block nested more than {MAX_DEPTH} deep: \
+                             no nginx.conf read here nests so deep"
+                        ),
+                    ));
+                }
+                let inner = block(s, Some(line), depth + 1)?;
                 directives.push(Directive {
                     name,
-                    args: words.collect(),
+                    args,
                     line,
                     block: Some(inner),
                 });

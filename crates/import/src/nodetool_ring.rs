@@ -92,6 +92,7 @@ pub(crate) fn read(text: &str, _select: Option<&str>) -> Result<Imported, Import
             }
         };
         let (address, rack, status, state) = (fields[0], fields[1], fields[2], fields[3]);
+        crate::address::host_optional_port(address, line, "the address")?;
         match nodes.iter_mut().find(|n| n.address == address) {
             Some(node) => {
                 if node.rack != rack || node.datacenter != datacenter {

@@ -29,10 +29,32 @@ pub struct RedisNode {
 /// and the notes on what does not change placement. O(length).
 pub fn redis_nodes(text: &str) -> Result<(Vec<RedisNode>, Vec<String>), ImportError> {
     let first = text.lines().map(str::trim).find(|l| !l.is_empty());
-    match first {
-        Some(line) if is_shards(line) => shards(text),
-        _ => nodes(text),
+    let (nodes, notes) = match first {
+        Some(line) if is_shards(line) => shards(text)?,
+        _ => nodes(text)?,
+    };
+    check_unique_ids(&nodes)?;
+    Ok((nodes, notes))
+}
+
+/// Redis lists each node once (its node table is keyed by id): an id
+/// listed twice is an edited or spliced text, and a reshard step naming
+/// it would reach either node.
+fn check_unique_ids(nodes: &[RedisNode]) -> Result<(), ImportError> {
+    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+    for node in nodes {
+        if let Some(first) = seen.insert(&node.id, node.line) {
+            return Err(ImportError::Syntax {
+                line: node.line,
+                message: format!(
+                    "node id {} is listed twice (first on line {first}): Redis lists each \
+                     node once; give the output of one CLUSTER NODES unchanged",
+                    node.id
+                ),
+            });
+        }
     }
+    Ok(())
 }
 
 /// Whether the first line opens `CLUSTER SHARDS` output.
@@ -61,7 +83,7 @@ fn nodes(text: &str) -> Result<(Vec<RedisNode>, Vec<String>), ImportError> {
             )));
         }
         let id = check_id(fields[0]).map_err(&syntax)?;
-        let (address, hostname) = address(fields[1]).map_err(&syntax)?;
+        let (address, hostname) = address(fields[1], line)?;
         if let Some(hostname) = hostname {
             notes.push(format!(
                 "line {line}: {address} announces hostname {hostname}: the member is named \
@@ -138,8 +160,9 @@ fn check_id(id: &str) -> Result<String, String> {
     }
 }
 
-/// `ip:port@cport[,hostname]` as `host:port`, and the hostname if any.
-fn address(field: &str) -> Result<(String, Option<String>), String> {
+/// `ip:port@cport[,hostname]` as `host:port`, and the hostname if any,
+/// both through the crate's one address check (`address.rs`).
+fn address(field: &str, line: usize) -> Result<(String, Option<String>), ImportError> {
     let (addr, hostname) = match field.split_once(',') {
         Some((addr, host)) if !host.is_empty() => (addr, Some(host.to_owned())),
         Some((addr, _)) => (addr, None),
@@ -147,14 +170,22 @@ fn address(field: &str) -> Result<(String, Option<String>), String> {
     };
     let addr = addr.split_once('@').map_or(addr, |(a, _)| a);
     match addr.rsplit_once(':') {
-        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0) => {
-            Ok((addr.to_owned(), hostname))
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0) => {}
+        _ => {
+            return Err(ImportError::Syntax {
+                line,
+                message: format!(
+                    "{field:?} has no address ip:port (a node without one, `:0@0`, has not \
+                     joined: ask again once it has)"
+                ),
+            });
         }
-        _ => Err(format!(
-            "{field:?} has no address ip:port (a node without one, `:0@0`, has not joined: \
-             ask again once it has)"
-        )),
     }
+    crate::address::host_port(addr, line, "the node address")?;
+    if let Some(hostname) = &hostname {
+        crate::address::host(hostname, line, "the announced hostname")?;
+    }
+    Ok((addr.to_owned(), hostname))
 }
 
 /// `0-5460` or `10923`, each slot from 0 to 16383.
@@ -253,7 +284,7 @@ fn shards(text: &str) -> Result<(Vec<RedisNode>, Vec<String>), ImportError> {
             let id = check_id(get("id").unwrap_or_default()).map_err(|m| syntax(line, m))?;
             let host = get("ip").or(get("endpoint")).unwrap_or_default();
             let port = get("port").or(get("tls-port")).unwrap_or_default();
-            let (address, _) = address(&format!("{host}:{port}")).map_err(|m| syntax(line, m))?;
+            let (address, _) = address(&format!("{host}:{port}"), line)?;
             let master = get("role") == Some("master");
             if get("health").is_some_and(|h| h != "online") {
                 notes.push(format!(

@@ -288,7 +288,14 @@ fn server(text: &str, line: usize) -> Result<(Member, String), ImportError> {
         Some((rest, name)) => (rest, Some(name)),
         None => (text, None),
     };
-    let (rest, weight) = rest.rsplit_once(':').ok_or_else(|| bad("no weight"))?;
+    let (rest, weight) = rest.rsplit_once(':').ok_or_else(|| match name {
+        // A space inside the address splits it: say so, not "no weight".
+        Some(_) => bad(&format!(
+            "the first space ends host:port:weight, and {rest:?} before it has no :weight \
+             (a host holds no space; the word after the space is the server's name)"
+        )),
+        None => bad("no weight"),
+    })?;
     let (host, port_text) = rest.rsplit_once(':').ok_or_else(|| bad("no port"))?;
     let number = |t: &str| {
         (!t.is_empty() && t.len() <= 9 && t.bytes().all(|b| b.is_ascii_digit()))
@@ -303,9 +310,7 @@ fn server(text: &str, line: usize) -> Result<(Member, String), ImportError> {
     let port = number(port_text)
         .filter(|p| (1..=65535).contains(p))
         .ok_or_else(|| bad("the port is not a number from 1 to 65535"))?;
-    if host.is_empty() || host.contains(char::is_whitespace) {
-        return Err(bad("the host is empty or holds a space"));
-    }
+    crate::address::host_port(&format!("{host}:{port_text}"), line, "server")?;
     // What twemproxy hashes, and the node names that make ringwise hash
     // the same: the address first (what the operator recognizes).
     let (hashed, candidates) = match name {
@@ -435,6 +440,12 @@ mod tests {
             ("p:\n  servers:\n    - a:99999:1", 3, "port"),
             ("p:\n  servers:\n    - a:1", 3, "no port"),
             ("p:\n  servers:\n    - /tmp/m.sock:1", 3, "unix-socket"),
+            (
+                "p:\n  servers:\n    - \"a b:1:1\"",
+                3,
+                "the first space ends host:port:weight",
+            ),
+            ("p:\n  servers:\n    - \"a$(id):1:1\"", 3, "HOST:PORT"),
             (
                 "p:\n  servers:\n    - a:1:1 web:11211",
                 3,

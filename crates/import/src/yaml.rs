@@ -15,7 +15,17 @@
 //! aliases are resolved (`*name` is a copy of the anchored node); tags
 //! other than YAML's core ones are refused. One document per file.
 //!
-//! Cost: one pass over the text, O(length); the tree is O(nodes).
+//! Bounds: a hostile file cannot make the tree larger than the text
+//! suggests. Aliases are copies, so nested ones multiply ("billion
+//! laughs": 600 bytes that expand to billions of nodes); every node built,
+//! copies included, is counted (one per node plus its text's bytes)
+//! against [`budget`], a few times the text's length, and the nesting
+//! (an alias's copy counting its own depth) against [`MAX_DEPTH`]: past
+//! either the file is refused at the line that crossed it. Neither peer's
+//! real files come near (an Envoy bootstrap nests about 15 deep; a file
+//! without aliases costs at most about twice its length).
+//!
+//! Cost: one pass over the text, O(length); the tree is O(length).
 
 use std::collections::HashMap;
 
@@ -75,18 +85,71 @@ impl Node {
     }
 }
 
-/// Something being built: a list or a mapping (with its pending key).
-enum Open {
-    Seq(Node, usize),
-    Map(Node, usize, Option<(String, usize)>),
+/// How deep lists and mappings may nest: far past any real file (an
+/// Envoy bootstrap's socket address is about 15 deep), far below what the
+/// readers' recursion (and the tree's drop) could overflow.
+pub(crate) const MAX_DEPTH: usize = 100;
+
+/// How much tree `text` may build, in units of one node or one byte of a
+/// scalar's text: eight times the text's length and 65,536 more. Without
+/// aliases a file builds at most about twice its length (a node costs at
+/// least one byte of text, an escape such as `\L` at most 1.5 times its
+/// length); the rest is room for a real file's anchors: a server list
+/// shared by half a dozen pools (`servers: *shared`), any small file.
+/// Nested aliases multiply past it within a few levels.
+pub(crate) fn budget(text: &str) -> usize {
+    text.len().saturating_mul(8).saturating_add(65_536)
+}
+
+/// Something being built: a list or a mapping (with its pending key), its
+/// anchor, the units built when it opened, and its deepest child's height.
+struct Open {
+    node: Node,
+    anchor: usize,
+    pending: Option<(String, usize)>,
+    built_at_open: usize,
+    height: usize,
+}
+
+/// An anchored node, what a copy of it costs, and how deep it nests.
+struct Anchored {
+    node: Node,
+    cost: usize,
+    height: usize,
+}
+
+/// The refusal of a file whose tree grows past its budget at `line`.
+fn too_large(line: usize, budget: usize) -> ImportError {
+    syntax(
+        line,
+        format!(
+            "the document expands past {budget} nodes and bytes (eight times the file's \
+             length and 65536): aliases (*name) copying aliases multiply it (a \"billion \
+             laughs\" file); write the values out or use fewer nested aliases"
+        ),
+    )
+}
+
+/// The refusal of a file nesting past [`MAX_DEPTH`] at `line`.
+fn too_deep(line: usize) -> ImportError {
+    syntax(
+        line,
+        format!(
+            "lists and mappings nest more than {MAX_DEPTH} deep (an alias counting the \
+             depth of what it copies): no configuration read here nests so deep"
+        ),
+    )
 }
 
 /// Parses `text` as one YAML document. An empty document is `Ok(None)`.
 pub(crate) fn parse(text: &str) -> Result<Option<Node>, ImportError> {
     let mut stack: Vec<Open> = Vec::new();
-    let mut anchors: HashMap<usize, Node> = HashMap::new();
+    let mut anchors: HashMap<usize, Anchored> = HashMap::new();
     let mut root = None;
     let mut documents = 0;
+    let budget = budget(text);
+    // Units built so far, alias copies included.
+    let mut built = 0usize;
     for event in Parser::new_from_str(text) {
         let (event, span) = event.map_err(scan_error)?;
         let line = span.start.line();
@@ -103,83 +166,98 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, ImportError> {
             }
             Event::Scalar(text, _, anchor, tag) => {
                 check_tag(tag.as_deref(), line)?;
-                (
-                    Node {
-                        line,
-                        value: Value::Scalar(text.into_owned()),
-                    },
-                    anchor,
-                )
+                let cost = 1 + text.len();
+                built = built.saturating_add(cost);
+                if built > budget {
+                    return Err(too_large(line, budget));
+                }
+                let node = Node {
+                    line,
+                    value: Value::Scalar(text.into_owned()),
+                };
+                (node, anchor, cost, 0)
             }
             Event::Alias(id) => match anchors.get(&id) {
-                Some(node) => (node.clone(), 0),
+                Some(anchored) => {
+                    // Counted before it is copied: the copy is what grows.
+                    built = built.saturating_add(anchored.cost);
+                    if built > budget {
+                        return Err(too_large(line, budget));
+                    }
+                    if stack.len() + anchored.height > MAX_DEPTH {
+                        return Err(too_deep(line));
+                    }
+                    (anchored.node.clone(), 0, anchored.cost, anchored.height)
+                }
                 None => return Err(syntax(line, "an alias (*name) of no anchor before it")),
             },
-            Event::SequenceStart(anchor, tag) => {
+            Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
                 check_tag(tag.as_deref(), line)?;
-                stack.push(Open::Seq(
-                    Node {
-                        line,
-                        value: Value::Seq(Vec::new()),
-                    },
+                if stack.len() >= MAX_DEPTH {
+                    return Err(too_deep(line));
+                }
+                built = built.saturating_add(1);
+                if built > budget {
+                    return Err(too_large(line, budget));
+                }
+                let value = match event {
+                    Event::SequenceStart(..) => Value::Seq(Vec::new()),
+                    _ => Value::Map(Vec::new()),
+                };
+                stack.push(Open {
+                    node: Node { line, value },
                     anchor,
-                ));
-                continue;
-            }
-            Event::MappingStart(anchor, tag) => {
-                check_tag(tag.as_deref(), line)?;
-                stack.push(Open::Map(
-                    Node {
-                        line,
-                        value: Value::Map(Vec::new()),
-                    },
-                    anchor,
-                    None,
-                ));
+                    pending: None,
+                    built_at_open: built - 1,
+                    height: 0,
+                });
                 continue;
             }
             Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Open::Seq(node, anchor) | Open::Map(node, anchor, _)) => (node, anchor),
+                Some(open) => (
+                    open.node,
+                    open.anchor,
+                    built - open.built_at_open,
+                    open.height + 1,
+                ),
                 None => return Err(syntax(line, "an end of nothing")),
             },
             _ => continue,
         };
-        let (node, anchor) = complete;
+        let (node, anchor, cost, height) = complete;
         if anchor > 0 {
-            anchors.insert(anchor, node.clone());
-        }
-        match stack.last_mut() {
-            None => root = Some(node),
-            Some(Open::Seq(seq, _)) => {
-                if let Value::Seq(items) = &mut seq.value {
-                    items.push(node);
-                }
+            // Keeping the anchored copy costs its size once more.
+            built = built.saturating_add(cost);
+            if built > budget {
+                return Err(too_large(line, budget));
             }
-            Some(Open::Map(map, _, pending)) => match pending.take() {
-                None => {
-                    let Value::Scalar(key) = node.value else {
-                        return Err(syntax(node.line, "a mapping key must be a plain word"));
-                    };
-                    let Value::Map(entries) = &map.value else {
-                        unreachable!("an open mapping holds a mapping")
-                    };
-                    if let Some((_, first)) = entries.iter().find(|(k, _)| *k == key) {
-                        return Err(syntax(
-                            node.line,
-                            format!("`{key}` is given twice (first on line {})", first.line),
-                        ));
-                    }
-                    *pending = Some((key, node.line));
+            let node = node.clone();
+            anchors.insert(anchor, Anchored { node, cost, height });
+        }
+        let Some(parent) = stack.last_mut() else {
+            root = Some(node);
+            continue;
+        };
+        parent.height = parent.height.max(height);
+        match (&mut parent.node.value, parent.pending.take()) {
+            (Value::Seq(items), _) => items.push(node),
+            (Value::Map(entries), None) => {
+                let Value::Scalar(key) = node.value else {
+                    return Err(syntax(node.line, "a mapping key must be a plain word"));
+                };
+                if let Some((_, first)) = entries.iter().find(|(k, _)| *k == key) {
+                    return Err(syntax(
+                        node.line,
+                        format!("`{key}` is given twice (first on line {})", first.line),
+                    ));
                 }
-                Some((key, key_line)) => {
-                    if let Value::Map(entries) = &mut map.value {
-                        // A value takes its key's line: that is where the
-                        // setting is, even when the value starts on the next.
-                        let line = key_line;
-                        entries.push((key, Node { line, ..node }));
-                    }
-                }
-            },
+                parent.pending = Some((key, node.line));
+            }
+            // A value takes its key's line: that is where the setting is,
+            // even when the value starts on the next.
+            (Value::Map(entries), Some((key, line))) => entries.push((key, Node { line, ..node })),
+            // Only lists and mappings are opened.
+            (Value::Scalar(_), _) => {}
         }
     }
     Ok(root)

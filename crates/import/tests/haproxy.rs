@@ -191,3 +191,92 @@ fn what_haproxy_does_not_place_by_the_tree_is_refused_with_its_line() {
         assert!(e.contains(words), "{words:?}: {e}");
     }
 }
+
+#[test]
+fn server_templates_are_the_servers_haproxy_makes_of_them() {
+    let text = "\
+backend t
+    balance hdr(X-Key)
+    hash-type consistent sdbm
+    default-server weight 4
+    server a 10.0.0.1:80 id 2
+    server-template w 3 cache.example:80
+    server-template r 5-6 10.0.0.9:80 weight 9 check id 20
+    server-template off 0-1 10.0.0.9:80 disabled
+    server z 10.0.0.2:80
+";
+    let imported = import(Kind::Haproxy, text, None).expect("templates");
+    let want: Vec<(String, Option<f64>, Option<u64>)> = [
+        // The counter every server advances (cfgparse.c), template
+        // servers included: a takes 2, so w1 is 3.
+        ("a", 4.0, 2),
+        ("w1", 4.0, 3),
+        ("w2", 4.0, 4),
+        ("w3", 4.0, 5),
+        // An id is the first server's (HAProxy's `show servers state`).
+        ("r5", 9.0, 20),
+        ("r6", 9.0, 7),
+        // off0 and off1 are disabled but keep ids 8 and 9.
+        ("z", 4.0, 10),
+    ]
+    .iter()
+    .map(|&(n, w, id)| (n.to_owned(), Some(w), Some(id)))
+    .collect();
+    assert_eq!(ids(&imported), want);
+    assert_eq!(imported.member_lines, [5, 6, 6, 6, 7, 7, 9]);
+    let notes = imported.notes.join("\n");
+    assert!(
+        notes.contains("line 8: `server-template off 0-1` is the servers off0 to off1, weight 4, all left out: disabled"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn server_templates_haproxy_places_by_dns_are_refused_by_line() {
+    let backend = |line: &str, defaults: &str| {
+        format!(
+            "backend t\n    balance hdr(X-Key)\n    hash-type consistent\n{defaults}    {line}\n"
+        )
+    };
+    for (text, words) in [
+        (
+            backend("server-template s 3 db.example:80 resolvers dns", ""),
+            "resolvers dns",
+        ),
+        (
+            backend(
+                "server-template s 3 db.example:80",
+                "    default-server resolvers dns\n",
+            ),
+            "default-server",
+        ),
+        (
+            backend("server-template s 3 _http._tcp.example", ""),
+            "SRV record",
+        ),
+        (backend("server-template s 0 10.0.0.1:80", ""), "a count"),
+        (
+            backend("server-template s 4-2 10.0.0.1:80", ""),
+            "LOW at most HIGH",
+        ),
+        (backend("server-template s x 10.0.0.1:80", ""), "a count"),
+        (backend("server-template s 3", ""), "needs a prefix"),
+        (
+            backend("server-template s 1-2000000 10.0.0.1:80", ""),
+            "servers ringwise holds",
+        ),
+        (
+            backend("server-template s 3 10.0.0.1$(id):80", ""),
+            "HOST:PORT",
+        ),
+    ] {
+        let e = import(Kind::Haproxy, &text, None).expect_err(&text);
+        let line = if text.contains("default-server") {
+            5
+        } else {
+            4
+        };
+        assert_eq!(e.line(), Some(line), "{text}: {e}");
+        assert!(e.to_string().contains(words), "{words:?} in {e}");
+    }
+}
