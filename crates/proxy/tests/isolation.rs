@@ -239,37 +239,68 @@ fn retrievals_of_many_repeated_keys_answer_as_memcached() {
     let _ = fs::remove_dir_all(dir);
 }
 
-/// Requests memcached reads but would close a shared connection on if
-/// they came in two reads, or that it refuses; each is sent alone.
-fn odd_requests() -> Vec<Vec<u8>> {
-    let pad = " ".repeat(3000);
-    let zeros = "0".repeat(3000);
-    let mut odd: Vec<Vec<u8>> = vec![
-        format!("set odd:1 0 0 1{pad}\r\nx\r\nget odd:1\r\n").into_bytes(),
-        format!("set{pad}odd:2 {zeros}5 0 1\r\ny\r\nget odd:2\r\n").into_bytes(),
-        format!("set odd:3 0 0 1 {}\r\nz\r\nget odd:3\r\n", "t".repeat(3000)).into_bytes(),
-        format!("set odd:4 0 {zeros}100 1 noreply\r\nw\r\nget odd:4\r\n").into_bytes(),
-        format!("set n 0 0 1\r\n5\r\nincr n {zeros}7{pad}\r\ndecr n 1{pad}noreply\r\nget n\r\n")
-            .into_bytes(),
-        format!("touch odd:1 {zeros}1000{pad}\r\ndelete odd:3 0{pad}noreply\r\nget odd:3\r\n")
-            .into_bytes(),
-        format!("gat {zeros}100000 odd:1 odd:2{pad}odd:1\r\n").into_bytes(),
+/// Requests memcached reads (each under its 16 KB read buffer) but
+/// would close a shared connection on if they came in two reads, or that
+/// it refuses; about keys starting with `p`, each one's answers the same
+/// in every round.
+fn odd_requests(p: &str) -> Vec<Vec<u8>> {
+    let pad = " ".repeat(6000);
+    let zeros = "0".repeat(6000);
+    let long = "t".repeat(9000);
+    let mut odd: Vec<String> = vec![
+        format!("set {p}:1 0 0 1{pad}\r\nx\r\nget {p}:1\r\n"),
+        format!("set{pad}{p}:2 {zeros}5 0 1\r\ny\r\nget {p}:2\r\n"),
+        format!("set {p}:3 0 0 1 {long}\r\nz\r\nget {p}:3\r\n"),
+        format!("set {p}:4 0 {zeros}100 1 noreply\r\nw\r\nget {p}:4\r\n"),
+        format!("set {p}:n 0 0 1\r\n5\r\nincr {p}:n {zeros}7{pad}\r\n"),
+        format!("decr {p}:n 1{pad}noreply\r\nget {p}:n\r\n"),
+        format!("touch {p}:1 {zeros}1000{pad}\r\n"),
+        format!("delete {p}:3 0{pad}noreply\r\nget {p}:3\r\n"),
+        format!("gat {zeros}100000 {p}:1 {p}:2{pad}{p}:1\r\n"),
         // (No CAS values: the other clients' writes move the shared
         // server's counter.)
-        format!("gat 0 {}\r\n", "odd:4 ".repeat(600)).into_bytes(),
-        format!("cas odd:none 0 0 1 {zeros}1\r\nc\r\n").into_bytes(),
-        format!("delete{pad}odd:2{pad}\r\nget odd:2\r\n").into_bytes(),
-        b"set odd:5 0 0 1 noreply\r\nxy\r\nget odd:5\r\n".to_vec(),
-        format!("set n 0 0 {zeros}2 {zeros}\r\n10\r\nincr n 18446744073709551615{pad}\r\n")
-            .into_bytes(),
+        format!("gat 0 {}\r\n", format!("{p}:4 ").repeat(600)),
+        format!("cas {p}:none 0 0 1 {zeros}1\r\nc\r\n"),
+        format!("delete{pad}{p}:2{pad}\r\nget {p}:2\r\n"),
+        format!("set {p}:5 0 0 1 noreply\r\nxy\r\nget {p}:5\r\n"),
+        format!("set {p}:n 0 0 {zeros}2 {zeros}\r\n10\r\nincr {p}:n 18446744073709551615\r\n"),
     ];
     // Over memcached's 1 MB item size, under the proxy's 2 MiB: refused
     // by memcached (`SERVER_ERROR object too large for cache`), which is
     // the client's doing, not a failure of the server.
-    let mut huge = set("odd:huge", &vec![b'h'; 1_500_000]);
-    huge.extend_from_slice(b"get odd:huge\r\n");
-    odd.push(huge);
-    odd
+    let huge = "h".repeat(1_500_000);
+    odd.push(format!(
+        "set {p}:huge 0 0 {}\r\n{huge}\r\nget {p}:huge\r\n",
+        huge.len()
+    ));
+    odd.into_iter().map(String::into_bytes).collect()
+}
+
+/// Another client's pipelined bursts of sets and gets until `stop`: how
+/// many bursts, and the first wrong answer.
+fn bursts(port: u16, stop: &AtomicBool, who: usize) -> (usize, Option<String>) {
+    let mut done = 0;
+    while !stop.load(Ordering::Relaxed) || done == 0 {
+        let (mut request, mut want) = (Vec::new(), Vec::new());
+        for i in 0..100 {
+            let key = format!("burst:{who}:{i}");
+            let value = format!("{done}-{i}");
+            request.extend_from_slice(&set(&key, value.as_bytes()));
+            request.extend_from_slice(format!("get {key}\r\n").as_bytes());
+            let hit = format!("VALUE {key} 0 {}\r\n{value}\r\nEND\r\n", value.len());
+            want.extend_from_slice(b"STORED\r\n");
+            want.extend_from_slice(hit.as_bytes());
+        }
+        let got = exchange(port, &request);
+        if got != want {
+            return (
+                done,
+                Some(String::from_utf8_lossy(&got[..got.len().min(300)]).into()),
+            );
+        }
+        done += 1;
+    }
+    (done, None)
 }
 
 #[test]
@@ -289,34 +320,51 @@ fn a_clients_odd_lines_cannot_break_a_shared_server_connection() {
         "--stats",
         &format!("127.0.0.1:{stats_port}"),
     ]);
-    let odd = odd_requests();
     let stop = AtomicBool::new(false);
     let (others, wrong) = std::thread::scope(|scope| {
-        // Two other clients share the one server connection.
+        // Other clients' bursts share the one server connection.
+        let (port, stop) = (proxied.port, &stop);
         let helpers: Vec<_> = (0..2)
-            .map(|_| scope.spawn(|| other_client(proxied.port, &stop)))
+            .map(|who| scope.spawn(move || bursts(port, stop, who)))
             .collect();
-        let _stop = StopOnDrop(&stop);
-        for round in 0..20 {
-            for request in &odd {
-                let expected = exchange(direct.port, request);
-                let got = exchange(proxied.port, request);
-                assert!(
-                    expected == got,
-                    "round {round}: {:?}: memcached answered {:?}, the proxy {:?}",
-                    String::from_utf8_lossy(&request[..request.len().min(80)]),
-                    String::from_utf8_lossy(&expected[..expected.len().min(300)]),
-                    String::from_utf8_lossy(&got[..got.len().min(300)]),
-                );
-            }
-        }
+        let _stop = StopOnDrop(stop);
+        // Three odd clients at once, each request alone, to memcached and
+        // through the proxy.
+        let odd: Vec<_> = ["a", "b", "c"]
+            .map(|p| {
+                let (direct, proxied) = (direct.port, proxied.port);
+                scope.spawn(move || {
+                    let odd = odd_requests(p);
+                    for round in 0..10 {
+                        for request in &odd {
+                            let expected = exchange(direct, request);
+                            let got = exchange(proxied, request);
+                            if expected != got {
+                                return Err(format!(
+                                    "round {round}: {:?}: memcached answered {:?}, the proxy {:?}",
+                                    String::from_utf8_lossy(&request[..request.len().min(80)]),
+                                    String::from_utf8_lossy(&expected[..expected.len().min(300)]),
+                                    String::from_utf8_lossy(&got[..got.len().min(300)]),
+                                ));
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .into_iter()
+            .collect();
+        let odd: Vec<_> = odd.into_iter().map(|o| o.join()).collect();
         stop.store(true, Ordering::Relaxed);
+        for answer in odd {
+            assert_eq!(answer.expect("an odd client"), Ok(()));
+        }
         helpers
             .into_iter()
             .map(|h| h.join().expect("another client"))
             .fold((0, None), |(n, w), (m, v)| (n + m, w.or(v)))
     });
-    assert_eq!(wrong, None, "the other clients after {others} exchanges");
+    assert_eq!(wrong, None, "the other clients after {others} bursts");
     let doc = stats(stats_port);
     let server = &doc["servers"][0];
     assert_eq!(server["errors"], 0, "failures counted: {doc}");
