@@ -210,7 +210,7 @@ fn retrievals_of_many_repeated_keys_answer_as_memcached() {
             .split_inclusive("\r\n")
             .map(
                 |l| match l.starts_with("VALUE ") && l.split(' ').count() == 5 {
-                    true => l.rsplitn(2, ' ').nth(1).unwrap_or(l).to_owned() + "\r\n",
+                    true => l.rsplit_once(' ').map_or(l, |(head, _)| head).to_owned() + "\r\n",
                     false => l.to_owned(),
                 },
             )
