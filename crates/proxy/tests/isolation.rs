@@ -17,7 +17,11 @@
 //!   second client's requests all succeed, the server counts no failure
 //!   and is never ejected, and the first client gets memcached's answers;
 //! - a line that is not a `get` and does not end within memcached's 16 KB
-//!   read buffer closes the connection, as memcached closes it.
+//!   read buffer closes the connection, as memcached closes it;
+//! - a server paused for less than the timeout while 40 clients pipeline
+//!   5,120 gets: the requests past the connection's 4,096 are refused at
+//!   once, and those refusals (the proxy's own) never count against the
+//!   server: no failure, no ejection.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -387,5 +391,68 @@ fn a_line_past_memcacheds_read_buffer_closes_as_memcached_closes() {
     // A `get` line that long is read.
     let get = format!("get{}k\r\n", " ".repeat(20_000));
     assert_eq!(exchange(proxied.port, get.as_bytes()), b"END\r\n");
+    let _ = fs::remove_dir_all(dir);
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid}");
+}
+
+#[test]
+fn a_full_server_connection_refuses_without_counting_against_the_server() {
+    const CLIENTS: usize = 40;
+    let dir = crate::process::scratch_dir("ringwise-proxy-refusals");
+    let servers = vec![memcached()];
+    let file = cluster_file(&dir, "ring", &servers);
+    let stats_port = crate::process::free_port();
+    let proxied = proxy(&[
+        "--cluster",
+        &file,
+        "--auto-eject-hosts",
+        "true",
+        "--server-failure-limit",
+        "1",
+        "--timeout",
+        "5000",
+        "--stats",
+        &format!("127.0.0.1:{stats_port}"),
+    ]);
+    assert_eq!(exchange(proxied.port, &set("here", b"1")), b"STORED\r\n");
+    // Paused for less than the timeout: nothing fails, but 40 clients'
+    // 128 gets each (5,120) overflow the connection's 4,096 awaited
+    // answers, and the proxy refuses the rest at once.
+    let pid = servers[0].process.id();
+    signal(pid, "STOP");
+    let answers: Vec<Vec<u8>> = std::thread::scope(|scope| {
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|_| scope.spawn(|| exchange(proxied.port, &b"get here\r\n".repeat(128))))
+            .collect();
+        std::thread::sleep(Duration::from_millis(1_500));
+        signal(pid, "CONT");
+        clients
+            .into_iter()
+            .map(|c| c.join().expect("a client"))
+            .collect()
+    });
+    let (mut hits, mut refused) = (0, 0);
+    for answer in &answers {
+        let text = String::from_utf8_lossy(answer);
+        hits += text.matches("VALUE here 0 1\r\n1\r\nEND\r\n").count();
+        refused += text.matches("too many requests wait").count();
+    }
+    assert_eq!(hits + refused, CLIENTS * 128, "every get answered");
+    assert!(refused > 0, "none refused: {hits} hits");
+    let doc = stats(stats_port);
+    let server = &doc["servers"][0];
+    assert_eq!(server["errors"], 0, "refusals counted as failures: {doc}");
+    assert_eq!(server["ejections"], 0, "ejected: {doc}");
+    assert_eq!(
+        exchange(proxied.port, b"get here\r\n"),
+        b"VALUE here 0 1\r\n1\r\nEND\r\n"
+    );
     let _ = fs::remove_dir_all(dir);
 }
