@@ -140,23 +140,23 @@ pub fn line(command: &[u8], key: &[u8], tail: &[u8]) -> Vec<u8> {
 /// deadline, for answers that are long there.
 pub async fn wait(server: &Server, mut reply: Reply, timeout: Duration) -> Answer {
     let deadline = reply.sent + timeout;
-    let delivery = match tokio::time::timeout_at(deadline, &mut reply.answer).await {
-        Ok(delivery) => delivery.ok(),
-        Err(_) => reply.answer.try_recv().ok(),
-    };
     let failure = |line: String| Failure {
         line: line.into_bytes(),
         server: true,
     };
-    let delivery = delivery.unwrap_or_else(|| match reply.answer.try_recv() {
-        Err(oneshot::error::TryRecvError::Closed) => Err(failure(
+    let delivery = match tokio::time::timeout_at(deadline, &mut reply.answer).await {
+        Ok(Ok(delivery)) => delivery,
+        Ok(Err(_)) => Err(failure(
             "SERVER_ERROR ringwise-proxy: the request was dropped\r\n".into(),
         )),
-        _ => Err(failure(format!(
-            "SERVER_ERROR ringwise-proxy: server {} timed out\r\n",
-            server.address()
-        ))),
-    });
+        // An answer that is there is an answer, however late it is read.
+        Err(_) => reply.answer.try_recv().unwrap_or_else(|_| {
+            Err(failure(format!(
+                "SERVER_ERROR ringwise-proxy: server {} timed out\r\n",
+                server.address()
+            )))
+        }),
+    };
     match delivery {
         Ok(answer) => {
             server.answered();
