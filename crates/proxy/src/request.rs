@@ -50,8 +50,10 @@ use std::borrow::Cow;
 use crate::numbers::{safe_strtol, safe_strtoul, safe_strtoull};
 
 mod canonical;
+mod keys;
 
 use canonical::{Line, forward};
+pub use keys::{Keys, Retrieval, words};
 
 /// The longest line the proxy forwards for a request about one key (its
 /// canonical form), far below memcached's 2048-byte limit.
@@ -100,31 +102,6 @@ impl Default for Limits {
         Limits {
             max_line: 1 << 20,
             max_value: 2 << 20,
-        }
-    }
-}
-
-/// The retrieval commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retrieval {
-    /// `get` (and the ancient `bget`, which memcached still answers).
-    Get,
-    /// `gets`: with the CAS value.
-    Gets,
-    /// `gat <exptime>`: get and touch.
-    Gat,
-    /// `gats <exptime>`.
-    Gats,
-}
-
-impl Retrieval {
-    /// The command word the proxy sends.
-    pub fn word(self) -> &'static [u8] {
-        match self {
-            Retrieval::Get => b"get",
-            Retrieval::Gets => b"gets",
-            Retrieval::Gat => b"gat",
-            Retrieval::Gats => b"gats",
         }
     }
 }
@@ -186,45 +163,6 @@ pub enum Request<'a> {
     /// memcached would close the connection (a long line without `\n`
     /// that is not a retrieval, or an HTTP request).
     Close,
-}
-
-/// The keys of a retrieval: the rest of its line, split on spaces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Keys<'a> {
-    text: &'a [u8],
-    count: usize,
-}
-
-impl<'a> Keys<'a> {
-    /// The keys as the line wrote them (spaces between, maybe around).
-    pub fn text(&self) -> &'a [u8] {
-        self.text
-    }
-
-    /// How many keys, repeats counted.
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    /// Whether there is none (`gat <exptime>` alone).
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// The keys in order.
-    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
-        words(self.text)
-    }
-
-    /// The key of a one-key retrieval.
-    pub fn single(&self) -> Option<&'a [u8]> {
-        (self.count == 1).then(|| self.iter().next()).flatten()
-    }
-}
-
-/// The space-separated words of `text`.
-pub fn words(text: &[u8]) -> impl Iterator<Item = &[u8]> {
-    text.split(|&b| b == b' ').filter(|w| !w.is_empty())
 }
 
 /// The tokens of one line, as `tokenize_command` makes them.
@@ -457,7 +395,7 @@ fn retrieval<'a>(command: &[u8], line: &'a [u8], next: usize) -> Option<(Request
         }
         count += 1;
     }
-    let keys = Keys { text: rest, count };
+    let keys = Keys::new(rest, count);
     let request = Request::Get {
         command: which,
         exptime,
