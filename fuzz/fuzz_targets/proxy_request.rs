@@ -9,15 +9,20 @@
 //! first NUL, words split on spaces):
 //!
 //! 1. never panics; `used` is in 1..=the bytes left; a `Keyed` request's
-//!    `bytes` are the first `used` bytes of the buffer, its key is the
-//!    line's second word (1..=250 bytes, no space, newline or NUL) and its
-//!    `noreply` is whether the last word, after the key, is `noreply`; a
-//!    `Get`'s keys are the line's words after the command (and `gat`'s
-//!    exptime), each 1..=250 bytes; a `TooLarge`'s `swallow` is over
-//!    `max_value`; every
-//!    request that is not a storage or `ms` one takes exactly its line;
-//!    where the length token is plain digits, a storage request takes the
-//!    line plus `<bytes>` + 2;
+//!    key is the line's second word (1..=250 bytes, no space, newline or
+//!    NUL) and its `noreply` is whether the last word, after the key, is
+//!    `noreply`; its `bytes` (what is forwarded to the server that other
+//!    clients share) are a canonical line (at most `MAX_FORWARDED_LINE`
+//!    bytes, the command and the key first, single spaces, `\r\n` once at
+//!    the end) followed by the buffer's data block as taken (`used` minus
+//!    the line), and parse again as the same request, taking exactly
+//!    themselves (the form is a fixed point); a `Get`'s keys are the line's
+//!    words after the command (and `gat`'s exptime), each 1..=250 bytes; a
+//!    `TooLarge`'s `swallow` is over `max_value`; every request that is not
+//!    a storage or `ms` one takes exactly its line; where the length token
+//!    is plain digits, a storage request takes the line plus `<bytes>` + 2;
+//!    a complete line of 16384 bytes or more that is not a `get `/`gets `
+//!    is a `Close` (memcached's read buffer never holds its end);
 //! 2. prefix stability: a request is complete exactly at `used`: every
 //!    shorter prefix is `None` or a `Close` of memcached's incomplete-line
 //!    rule (no `\n` in the prefix), and every longer one gives the same
@@ -36,11 +41,17 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringwise_proxy::request::{KEY_MAX_LENGTH, Limits, Request, Retrieval, parse};
+use ringwise_proxy::request::{
+    KEY_MAX_LENGTH, Limits, MAX_FORWARDED_LINE, Request, Retrieval, parse,
+};
 
 /// memcached's `try_read_command_ascii`: past this many bytes without `\n`
 /// only a `get`/`gets` line may go on.
 const SHORT_LINE: usize = 2048;
+
+/// memcached's read buffer: a line that is not a `get`/`gets` must end
+/// within it.
+const READ_BUFFER: usize = 16384;
 
 const STORAGE: [&[u8]; 6] = [b"set", b"add", b"replace", b"append", b"prepend", b"cas"];
 const KEYED: [&[u8]; 10] = [
@@ -168,14 +179,17 @@ fn check_request(buf: &[u8], limits: &Limits, request: &Request<'_>, used: usize
     };
     assert!(used >= line.end());
     let command = line.command();
+    if line.newline >= READ_BUFFER && !get_start(buf) {
+        assert_eq!((request, used), (&Request::Close, line.end()));
+        return;
+    }
     match request {
         Request::Keyed {
             key,
             bytes,
             noreply,
         } => {
-            assert_eq!(bytes.len(), used);
-            assert_eq!(bytes.as_ptr(), buf.as_ptr(), "bytes are not the buffer's front");
+            check_canonical(buf, limits, &line, request, used);
             assert!(valid_key(key), "key {key:?}");
             assert_eq!(*key, line.word(1));
             assert_eq!(*noreply, line.noreply());
@@ -205,8 +219,10 @@ fn check_request(buf: &[u8], limits: &Limits, request: &Request<'_>, used: usize
             };
             assert_eq!(*which, want);
             let first = if touch { 2 } else { 1 };
-            assert_eq!(*exptime, touch.then(|| line.word(1)));
-            assert_eq!(keys[..], line.words[first.min(line.words.len())..]);
+            assert_eq!(exptime.is_some(), touch);
+            let listed: Vec<&[u8]> = keys.iter().collect();
+            assert_eq!(listed[..], line.words[first.min(line.words.len())..]);
+            assert_eq!(keys.len(), listed.len());
             assert!(touch || !keys.is_empty());
             assert!(keys.iter().all(|k| valid_key(k)), "keys {keys:?}");
         }
@@ -259,6 +275,48 @@ fn check_request(buf: &[u8], limits: &Limits, request: &Request<'_>, used: usize
             assert!(!b"gsacidt".contains(&command[0]));
             assert!(buf[..line.newline].windows(5).any(|w| w == b"HTTP/"));
         }
+    }
+}
+
+/// A `Keyed` request's bytes: a canonical line and the data block taken,
+/// which parse again as the same request and take exactly themselves.
+fn check_canonical(buf: &[u8], limits: &Limits, line: &Line<'_>, request: &Request<'_>, used: usize) {
+    let Request::Keyed {
+        key,
+        bytes,
+        noreply,
+    } = request
+    else {
+        return;
+    };
+    let end = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .expect("a forwarded request has a newline")
+        + 1;
+    let canonical = &bytes[..end];
+    assert!(canonical.len() <= MAX_FORWARDED_LINE, "{} bytes", canonical.len());
+    assert!(canonical.ends_with(b"\r\n"));
+    let text = &canonical[..end - 2];
+    assert!(!text.contains(&b'\r') || key.contains(&b'\r'), "{text:?}");
+    assert!(!text.windows(2).any(|w| w == b"  ") && !text.starts_with(b" "));
+    assert!(!text.ends_with(b" "), "{text:?}");
+    assert!(text.starts_with(line.command()));
+    assert_eq!(&bytes[end..], &buf[line.end()..used], "the data block");
+    let Some((again, again_used)) = parse(bytes, limits) else {
+        panic!("the forwarded bytes wait: {bytes:?}");
+    };
+    assert_eq!(again_used, bytes.len());
+    match again {
+        Request::Keyed {
+            key: k,
+            bytes: b,
+            noreply: n,
+        } => {
+            assert_eq!((k, n), (*key, *noreply));
+            assert_eq!(&b[..], &bytes[..], "not a fixed point");
+        }
+        other => panic!("the forwarded bytes parse as {other:?}"),
     }
 }
 

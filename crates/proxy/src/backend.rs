@@ -47,8 +47,24 @@ use crate::response::{Expect, frame};
 /// An answer, or why there is none (a `SERVER_ERROR` line to send).
 pub type Answer = Result<Vec<u8>, Vec<u8>>;
 
+/// Why a request got no answer: the `SERVER_ERROR` line to send, and
+/// whether the server is to blame (its health counts only those: a
+/// request refused because too much waits for the connection may be one
+/// client's flood, and the requests already waiting time out if the
+/// server is what stopped).
+#[derive(Debug)]
+pub struct Failure {
+    /// The line for the client.
+    pub line: Vec<u8>,
+    /// The server failed (no connection, a broken one, garbled answers).
+    pub server: bool,
+}
+
+/// What the connection hands a waiter.
+pub type Delivery = Result<Vec<u8>, Failure>;
+
 /// What an answer looks like, and who waits for it.
-pub type Waiter = (Expect, oneshot::Sender<Answer>);
+pub type Waiter = (Expect, oneshot::Sender<Delivery>);
 
 /// How many answers one connection may await.
 pub const QUEUE: usize = 4096;
@@ -124,7 +140,11 @@ impl Backend {
             drop(state);
             if let Some((_, waiter)) = reply {
                 let why = "too many requests wait for it (is it stopped?)";
-                let _ = waiter.send(Err(failure(&shared.address, why)));
+                let line = failure(&shared.address, why);
+                let _ = waiter.send(Err(Failure {
+                    line,
+                    server: false,
+                }));
             }
             return false;
         }
@@ -216,7 +236,8 @@ async fn run(shared: Arc<Shared>, connect_timeout: Duration) {
             std::mem::take(&mut state.waiters)
         };
         for (_, waiter) in waiters {
-            let _ = waiter.send(Err(failure(&shared.address, &why)));
+            let line = failure(&shared.address, &why);
+            let _ = waiter.send(Err(Failure { line, server: true }));
         }
     }
 }
@@ -285,7 +306,8 @@ async fn read_answers(shared: &Shared, mut read: OwnedReadHalf) -> String {
                 let Ok(Some(len)) = framed else {
                     if let Err(garbled) = framed {
                         if let Some((_, waiter)) = state.waiters.pop_front() {
-                            let _ = waiter.send(Err(failure(&shared.address, &garbled.0)));
+                            let line = failure(&shared.address, &garbled.0);
+                            let _ = waiter.send(Err(Failure { line, server: true }));
                         }
                         return "it sent an answer out of step".to_string();
                     }

@@ -15,8 +15,11 @@
 //! writes on the reader's side under the key's lock (awaited, so the
 //! client's order holds), fallback reads on the writer's.
 //!
-//! Bounds: the queue holds at most [`PIPELINE`] requests, so a client that
-//! sends without reading stops being read once it is full; the read
+//! Bounds: the answers a client awaits hold at most [`PIPELINE`] values
+//! (its budget: a request takes one, a retrieval's part one per distinct
+//! key, [`crate::retrieve::PART_KEYS`] at most), so a client that sends
+//! without reading stops being read once they wait; the writer holds at
+//! most one answer beyond [`crate::retrieve::FLUSH`] bytes; the read
 //! buffer holds at most one line ([`Limits::max_line`]) or one data block
 //! ([`Limits::max_value`]) beyond what was parsed.
 //!
@@ -29,24 +32,28 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use crate::exchange::{Batch, ask, line, send, tell, wait};
 use crate::hot::Hot;
 use crate::pool::Pool;
 use crate::request::{Limits, Request, Retrieval, TOO_LARGE, parse};
 use crate::response::{Expect, values};
-use crate::retrieve::{Pending, Retrieve, write_retrieval};
+use crate::retrieve::{FLUSH, Pending, Retrieve, write_retrieval};
 use crate::routing::Routing;
 use crate::server::Server;
 use crate::warm::warm;
 
-/// How many requests of one client may wait for their answers: a client
-/// that does not read holds at most this many answers in the proxy (128
-/// answers of memcached's largest item, 1 MB, are 128 MB; of 1 KB values,
-/// 128 KB), and is not read meanwhile.
+/// How many values the answers one client awaits may hold (its budget):
+/// a client that does not read holds at most this many in the proxy (128
+/// of memcached's largest item, 1 MB, are 128 MB; of 1 KB values, 128 KB),
+/// and is not read meanwhile. A request takes one, a retrieval's part one
+/// per distinct key it asks.
 pub const PIPELINE: usize = 128;
+
+/// A request's answer to come and the budget it holds until written.
+type Queued = (Pending, OwnedSemaphorePermit);
 
 const EMPTY: &[u8] = b"SERVER_ERROR ringwise-proxy: the pool has no server\r\n";
 
@@ -66,6 +73,7 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
     let client = pool.client();
     let (mut read, write) = stream.into_split();
     let (queue, pending) = mpsc::channel(PIPELINE);
+    let budget = Arc::new(Semaphore::new(PIPELINE));
     let writer = tokio::spawn(write_answers(write, pending, settings.timeout));
     // Allocated when bytes arrive and freed when all are parsed: an idle
     // connection holds no buffer.
@@ -73,7 +81,7 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
     // What one read's requests queued, written together once parsed.
     let mut batch = Batch::default();
     // The answer last queued, handed to the writer when the next comes.
-    let mut held: Option<Pending> = None;
+    let mut held: Option<Queued> = None;
     let mut swallow = 0usize;
     'conn: loop {
         let mut start = 0;
@@ -89,6 +97,14 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
             };
             start += used;
             let routing = pool.routing();
+            // Taken before anything is sent: the answer's room.
+            let Some(mut permit) = take(&budget, 1, &queue, &mut held, &mut batch).await else {
+                break 'conn;
+            };
+            // A retrieval of several parts: the reader waits until it is
+            // written (its later parts go before this client's next
+            // requests).
+            let mut streamed: Option<oneshot::Receiver<()>> = None;
             let pending = match request {
                 Request::Reply(Some(text)) => Pending::Now(text),
                 Request::Reply(None) => continue,
@@ -113,11 +129,11 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                             }
                             match noreply {
                                 true => {
-                                    batch.tell(owner, client, bytes);
+                                    batch.tell(owner, client, &bytes);
                                     None
                                 }
                                 false => {
-                                    let answer = batch.send(owner, client, bytes, Expect::Line);
+                                    let answer = batch.send(owner, client, &bytes, Expect::Line);
                                     Some(Pending::One(owner.clone(), answer))
                                 }
                             }
@@ -132,7 +148,7 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                             let timeout = settings.timeout;
                             let write = Write {
                                 key,
-                                bytes,
+                                bytes: &bytes,
                                 noreply,
                             };
                             Box::pin(locked_write(&routing, hot, client, write, timeout)).await
@@ -148,11 +164,9 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     exptime,
                     keys,
                 } => {
-                    let hot = pool
-                        .hot()
-                        .filter(|_| command == Retrieval::Get && keys.len() == 1);
+                    let hot = pool.hot().filter(|_| command == Retrieval::Get);
                     let spread = hot.and_then(|hot| {
-                        let key = keys[0];
+                        let key = keys.single()?;
                         let (owner, unsettled) = routing.route(key)?;
                         if unsettled || !hot.read(key) || routing.settling() {
                             return None;
@@ -163,24 +177,40 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     });
                     // The common case first: one key, not moving, not
                     // spread: one line to its owner, no retrieval state.
-                    let single = match (&spread, &keys[..]) {
-                        (None, [key]) => routing.route(key).filter(|(_, unsettled)| !unsettled),
+                    let single = match (&spread, keys.single()) {
+                        (None, Some(key)) => routing
+                            .route(key)
+                            .filter(|(_, unsettled)| !unsettled)
+                            .map(|(owner, _)| (owner, key)),
                         _ => None,
                     };
                     match (spread, single) {
                         (Some(retrieve), _) => retrieve.send(&mut batch),
-                        (None, Some((owner, _))) => {
+                        (None, Some((owner, key))) => {
                             let mut line = command.word().to_vec();
-                            for word in exptime.iter().chain(&keys) {
-                                line.push(b' ');
-                                line.extend_from_slice(word);
+                            if let Some(exptime) = exptime {
+                                line.extend_from_slice(format!(" {exptime}").as_bytes());
                             }
+                            line.push(b' ');
+                            line.extend_from_slice(key);
                             line.extend_from_slice(b"\r\n");
                             let answer = batch.send(owner, client, &line, Expect::Values);
                             Pending::Values(owner.clone(), answer, 1)
                         }
                         (None, None) => {
-                            let retrieve = Retrieve::new(&routing, client, command, exptime, &keys);
+                            let mut retrieve =
+                                Retrieve::new(&routing, client, command, exptime, &keys);
+                            let more = retrieve.weight() - 1;
+                            if more > 0 {
+                                let taken = take(&budget, more, &queue, &mut held, &mut batch);
+                                let Some(more) = taken.await else {
+                                    break 'conn;
+                                };
+                                permit.merge(more);
+                            }
+                            if retrieve.streams() {
+                                streamed = Some(retrieve.finished());
+                            }
                             retrieve.send(&mut batch)
                         }
                     }
@@ -230,14 +260,23 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                     if let Some(last) = held.take() {
                         hand(&queue, last, &mut batch).await;
                     }
-                    let _ = queue.send(Pending::Close).await;
+                    let _ = queue.send((Pending::Close, permit)).await;
                     break 'conn;
                 }
             };
-            if let Some(previous) = held.replace(pending) {
+            if let Some(previous) = held.replace((pending, permit)) {
                 if !hand(&queue, previous, &mut batch).await {
                     break 'conn;
                 }
+            }
+            if let Some(written) = streamed {
+                batch.flush();
+                if let Some(last) = held.take() {
+                    if !hand(&queue, last, &mut batch).await {
+                        break 'conn;
+                    }
+                }
+                let _ = written.await;
             }
         }
         // The burst's last answer goes to the writer after the flush: the
@@ -274,8 +313,32 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
     let _ = writer.await;
 }
 
+/// Takes `weight` of the client's budget (at most [`PIPELINE`]): at once
+/// when it is there; otherwise the burst is flushed and the answer held
+/// back handed to the writer, which frees the budget as it writes. `None`
+/// when the writer is gone.
+async fn take(
+    budget: &Arc<Semaphore>,
+    weight: usize,
+    queue: &mpsc::Sender<Queued>,
+    held: &mut Option<Queued>,
+    batch: &mut Batch,
+) -> Option<OwnedSemaphorePermit> {
+    let weight = weight.clamp(1, PIPELINE) as u32;
+    if let Ok(permit) = budget.clone().try_acquire_many_owned(weight) {
+        return Some(permit);
+    }
+    batch.flush();
+    if let Some(last) = held.take() {
+        if !hand(queue, last, batch).await {
+            return None;
+        }
+    }
+    budget.clone().acquire_many_owned(weight).await.ok()
+}
+
 /// Hands `pending` to the writer; false when it is gone.
-async fn hand(queue: &mpsc::Sender<Pending>, pending: Pending, batch: &mut Batch) -> bool {
+async fn hand(queue: &mpsc::Sender<Queued>, pending: Queued, batch: &mut Batch) -> bool {
     match queue.try_send(pending) {
         Ok(()) => true,
         Err(TrySendError::Full(pending)) => {
@@ -400,7 +463,7 @@ async fn locked_write(
 
 async fn write_answers(
     mut write: tokio::net::tcp::OwnedWriteHalf,
-    mut pending: mpsc::Receiver<Pending>,
+    mut pending: mpsc::Receiver<Queued>,
     timeout: Duration,
 ) {
     // Answers gather here while more are queued and go out in one write;
@@ -423,6 +486,8 @@ async fn write_answers(
             }
             Err(mpsc::error::TryRecvError::Disconnected) => break,
         };
+        // The budget is freed once the answer is in `out`.
+        let (next, _permit) = next;
         match next {
             Pending::Now(text) => out.extend_from_slice(text),
             Pending::Ready(bytes) => out.extend_from_slice(&bytes),
@@ -441,11 +506,14 @@ async fn write_answers(
                 out.extend_from_slice(bytes);
             }
             Pending::Retrieval(retrieval) => {
-                out.extend_from_slice(&Box::pin(write_retrieval(*retrieval, timeout)).await);
+                let written = write_retrieval(*retrieval, timeout, &mut out, &mut write);
+                if Box::pin(written).await.is_err() {
+                    return;
+                }
             }
             Pending::Close => break,
         }
-        if out.len() >= 64 * 1024 {
+        if out.len() >= FLUSH {
             if write.write_all(&out).await.is_err() {
                 return;
             }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::backend::{Answer, Backend, Waiter};
+use crate::backend::{Answer, Backend, Delivery, Failure, Waiter};
 use crate::response::Expect;
 use crate::server::Server;
 
@@ -23,7 +23,7 @@ use crate::server::Server;
 /// another.
 #[derive(Debug)]
 pub struct Reply {
-    answer: oneshot::Receiver<Answer>,
+    answer: oneshot::Receiver<Delivery>,
     sent: Instant,
 }
 
@@ -128,21 +128,45 @@ pub fn line(command: &[u8], key: &[u8], tail: &[u8]) -> Vec<u8> {
     out
 }
 
-/// An answer within the timeout, counted for the server's health.
-pub async fn wait(server: &Server, reply: Reply, timeout: Duration) -> Answer {
+/// An answer within the timeout, counted for the server's health: an
+/// answer (any, an error line included: a `CLIENT_ERROR` or `SERVER_ERROR
+/// object too large` is the client's doing) counts for it, a failure of
+/// the server (a timeout, a broken connection, garbled answers) against
+/// it, a refusal of the proxy's own (too much waits for the connection)
+/// neither.
+///
+/// An answer that came in time counts as such however late it is read:
+/// a client that reads slowly has its writer wait here after the
+/// deadline, for answers that are long there.
+pub async fn wait(server: &Server, mut reply: Reply, timeout: Duration) -> Answer {
     let deadline = reply.sent + timeout;
-    let result = match tokio::time::timeout_at(deadline, reply.answer).await {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(_)) => Err(b"SERVER_ERROR ringwise-proxy: the request was dropped\r\n".to_vec()),
-        Err(_) => Err(format!(
-            "SERVER_ERROR ringwise-proxy: server {} timed out\r\n",
-            server.address()
-        )
-        .into_bytes()),
+    let failure = |line: String| Failure {
+        line: line.into_bytes(),
+        server: true,
     };
-    match result {
-        Ok(_) => server.answered(),
-        Err(_) => server.failed(),
+    let delivery = match tokio::time::timeout_at(deadline, &mut reply.answer).await {
+        Ok(Ok(delivery)) => delivery,
+        Ok(Err(_)) => Err(failure(
+            "SERVER_ERROR ringwise-proxy: the request was dropped\r\n".into(),
+        )),
+        // An answer that is there is an answer, however late it is read.
+        Err(_) => reply.answer.try_recv().unwrap_or_else(|_| {
+            Err(failure(format!(
+                "SERVER_ERROR ringwise-proxy: server {} timed out\r\n",
+                server.address()
+            )))
+        }),
+    };
+    match delivery {
+        Ok(answer) => {
+            server.answered();
+            Ok(answer)
+        }
+        Err(Failure { line, server: own }) => {
+            if own {
+                server.failed();
+            }
+            Err(line)
+        }
     }
-    result
 }

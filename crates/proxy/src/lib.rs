@@ -4,8 +4,9 @@
 //! application reaches a key's server the same way (the seed article's
 //! other mistake is clients that disagree): the memcached text protocol
 //! read as memcached 1.6 reads it ([`request`]), each request about one
-//! key forwarded as written to the key's owner, a retrieval of several
-//! keys split by owner and put back in order ([`client`]), one pipelined
+//! key forwarded in its canonical form to the key's owner, a retrieval of
+//! several keys asked by owner in bounded parts and put back in order
+//! ([`client`], [`retrieve`]), one pipelined
 //! connection per server and client slot ([`backend`]), the pool from a
 //! cluster file or a `nutcracker.yml` ([`pool`]).
 //!

@@ -1,7 +1,7 @@
 //! memcached's number parsing (`util.c`: `safe_strtoul`, `safe_strtol`,
 //! `safe_strtoull`), reproduced so that the proxy refuses exactly the
-//! request lines memcached refuses, and forwards the others as they were
-//! written.
+//! request lines memcached refuses, and forwards the others with each
+//! number as memcached read it (`request/canonical.rs`).
 //!
 //! Source: memcached 1.6.18 `util.c`, on a 64-bit Linux (`long` is 64 bits),
 //! as Debian builds it. Each is C's `strtoul`/`strtol`/`strtoull` in base

@@ -20,9 +20,12 @@
 //! wrong token count, which comes before it is looked at.
 //!
 //! What the proxy does with a request: a request for one key is forwarded
-//! to the key's owner exactly as the client wrote it ([`Request::Keyed`]),
-//! so the owner parses the same bytes; a retrieval of several keys is
-//! split by owner ([`Request::Get`]); what memcached would refuse is
+//! to the key's owner in its canonical form ([`Request::Keyed`], see
+//! [`canonical`]: the owner reads what the client's line says, and nothing
+//! a client writes can make it close the connection that other clients
+//! share); a retrieval of several keys is split by owner
+//! ([`Request::Get`], its keys left in the line); what memcached would
+//! refuse is
 //! answered here with memcached's words ([`Request::Reply`]); `version` is
 //! asked of a backend; the meta commands and the administrative ones
 //! (`stats`, `flush_all`, ...) are refused with a `CLIENT_ERROR` that says
@@ -34,10 +37,27 @@
 //! its buffering); the proxy answers the same error and keeps the earlier
 //! answers.
 //!
+//! A line longer than memcached's read buffer (16 KB) that is not a
+//! `get`/`gets` closes the connection, complete or not: memcached never
+//! finds its end.
+//!
 //! Cost: O(line length) to find and split a line, plus the data block for
-//! storage; the only allocation is the key list of a retrieval.
+//! storage; no allocation, but a copy of a request whose line is not
+//! canonical.
+
+use std::borrow::Cow;
 
 use crate::numbers::{safe_strtol, safe_strtoul, safe_strtoull};
+
+mod canonical;
+mod keys;
+
+use canonical::{Line, forward};
+pub use keys::{Keys, Retrieval, words};
+
+/// The longest line the proxy forwards for a request about one key (its
+/// canonical form), far below memcached's 2048-byte limit.
+pub const MAX_FORWARDED_LINE: usize = canonical::MAX_LINE;
 
 /// memcached's `KEY_MAX_LENGTH`.
 pub const KEY_MAX_LENGTH: usize = 250;
@@ -48,6 +68,10 @@ const MAX_TOKENS: usize = 24;
 /// A line without `\n` longer than this is only allowed for a `get` or
 /// `gets` (memcached closes the connection otherwise).
 const SHORT_LINE: usize = 2048;
+
+/// memcached's `READ_BUFFER_SIZE`: a line that is not a `get`/`gets` must
+/// end within it, or memcached closes the connection.
+const READ_BUFFER: usize = 16384;
 
 const ERROR: &[u8] = b"ERROR\r\n";
 const BAD_FORMAT: &[u8] = b"CLIENT_ERROR bad command line format\r\n";
@@ -82,56 +106,33 @@ impl Default for Limits {
     }
 }
 
-/// The retrieval commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retrieval {
-    /// `get` (and the ancient `bget`, which memcached still answers).
-    Get,
-    /// `gets`: with the CAS value.
-    Gets,
-    /// `gat <exptime>`: get and touch.
-    Gat,
-    /// `gats <exptime>`.
-    Gats,
-}
-
-impl Retrieval {
-    /// The command word the proxy sends.
-    pub fn word(self) -> &'static [u8] {
-        match self {
-            Retrieval::Get => b"get",
-            Retrieval::Gets => b"gets",
-            Retrieval::Gat => b"gat",
-            Retrieval::Gats => b"gats",
-        }
-    }
-}
-
 /// One request, borrowing the connection's buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request<'a> {
     /// Answered by the proxy: `None` when `noreply` silences it.
     Reply(Option<&'static [u8]>),
-    /// A request about one key, forwarded as written (`bytes`: the line
-    /// with its newline, and the data block of a storage command). The
-    /// owner answers once unless `noreply`.
+    /// A request about one key, forwarded in its canonical form (`bytes`:
+    /// the canonical line, at most [`MAX_FORWARDED_LINE`] bytes, and the
+    /// data block of a storage command; the client's own bytes when its
+    /// line is canonical already). The owner answers once unless
+    /// `noreply`.
     Keyed {
         /// The key.
         key: &'a [u8],
         /// The request's bytes.
-        bytes: &'a [u8],
+        bytes: Cow<'a, [u8]>,
         /// Whether the server stays silent.
         noreply: bool,
     },
     /// A retrieval of any number of keys (`exptime` for `gat`/`gats`, as
-    /// written). Every key is at most [`KEY_MAX_LENGTH`] bytes.
+    /// memcached parsed it). Every key is at most [`KEY_MAX_LENGTH`] bytes.
     Get {
         /// Which command.
         command: Retrieval,
-        /// `gat`'s expiry token.
-        exptime: Option<&'a [u8]>,
+        /// `gat`'s expiry.
+        exptime: Option<i32>,
         /// The keys in request order, repeats kept.
-        keys: Vec<&'a [u8]>,
+        keys: Keys<'a>,
     },
     /// A storage command whose data block is over [`Limits::max_value`]:
     /// `swallow` more bytes are to be dropped (the block was not read);
@@ -212,6 +213,9 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Option<(Request<'a>, usize)>
         return incomplete_line(buf, limits);
     };
     let next = newline + 1;
+    if newline >= READ_BUFFER && !get_start(buf) {
+        return Some((Request::Close, next));
+    }
     let mut line = &buf[..newline];
     if line.len() > 1 && line.ends_with(b"\r") {
         line = &line[..line.len() - 1];
@@ -247,14 +251,25 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Option<(Request<'a>, usize)>
             if key.len() > KEY_MAX_LENGTH {
                 return silenced(BAD_FORMAT);
             }
+            let mut canon = Line::new(command);
+            canon.word(key);
             if command == b"touch" {
-                if safe_strtol(tokens.get(2)).is_none() {
+                let Some(exptime) = safe_strtol(tokens.get(2)) else {
                     return silenced(BAD_EXPTIME);
-                }
-            } else if safe_strtoull(tokens.get(2)).is_none() {
-                return silenced(BAD_DELTA);
+                };
+                canon.signed(exptime.into());
+            } else {
+                let Some(delta) = safe_strtoull(tokens.get(2)) else {
+                    return silenced(BAD_DELTA);
+                };
+                canon.unsigned(delta);
             }
-            keyed(key, &buf[..next], noreply)
+            keyed(
+                key,
+                forward(buf, next, next, canon.end(noreply)),
+                noreply,
+                next,
+            )
         }
         b"delete" if between(3, 5) => {
             let mut noreply = false;
@@ -271,7 +286,14 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Option<(Request<'a>, usize)>
             if key.len() > KEY_MAX_LENGTH {
                 return Some((Request::Reply((!noreply).then_some(BAD_FORMAT)), next));
             }
-            keyed(key, &buf[..next], noreply)
+            let mut canon = Line::new(command);
+            canon.word(key);
+            keyed(
+                key,
+                forward(buf, next, next, canon.end(noreply)),
+                noreply,
+                next,
+            )
         }
         b"version" => Some((Request::Version, next)),
         b"quit" => Some((Request::Quit, next)),
@@ -329,13 +351,18 @@ fn incomplete_line<'a>(buf: &'a [u8], limits: &Limits) -> Option<(Request<'a>, u
     if buf.len() <= SHORT_LINE {
         return None;
     }
-    let spaces = buf.iter().take_while(|&&b| b == b' ').count();
-    let rest = &buf[spaces..];
-    let retrieval = rest.starts_with(b"get ") || rest.starts_with(b"gets ");
-    if spaces > 100 || !retrieval || buf.len() > limits.max_line {
+    if !get_start(buf) || buf.len() > limits.max_line {
         return Some((Request::Close, buf.len()));
     }
     None
+}
+
+/// Whether `buf` starts as a line memcached lets grow past 2048 bytes: at
+/// most 100 spaces, then `get ` or `gets `.
+fn get_start(buf: &[u8]) -> bool {
+    let spaces = buf.iter().take_while(|&&b| b == b' ').count();
+    let rest = &buf[spaces..];
+    spaces <= 100 && (rest.starts_with(b"get ") || rest.starts_with(b"gets "))
 }
 
 /// `get`, `gets`, `gat`, `gats` over the whole line (memcached reads
@@ -347,28 +374,42 @@ fn retrieval<'a>(command: &[u8], line: &'a [u8], next: usize) -> Option<(Request
         b"gat" => Retrieval::Gat,
         _ => Retrieval::Gats,
     };
-    let mut words = line.split(|&b| b == b' ').filter(|w| !w.is_empty()).skip(1);
+    let (_, mut rest) = first_word(line);
     let exptime = match which {
         Retrieval::Gat | Retrieval::Gats => {
-            let token = words.next().unwrap_or_default();
-            if safe_strtol(token).is_none() {
-                return Some((Request::Reply(Some(BAD_EXPTIME)), next));
+            let (token, after) = first_word(rest);
+            rest = after;
+            match safe_strtol(token) {
+                Some(exptime) => Some(exptime),
+                None => return Some((Request::Reply(Some(BAD_EXPTIME)), next)),
             }
-            Some(token)
         }
         _ => None,
     };
-    let keys: Vec<&[u8]> = words.collect();
-    // One key too long and memcached answers only this, whatever it found.
-    if keys.iter().any(|k| k.len() > KEY_MAX_LENGTH) {
-        return Some((Request::Reply(Some(BAD_FORMAT)), next));
+    let mut count = 0;
+    for key in words(rest) {
+        // One key too long and memcached answers only this, whatever it
+        // found.
+        if key.len() > KEY_MAX_LENGTH {
+            return Some((Request::Reply(Some(BAD_FORMAT)), next));
+        }
+        count += 1;
     }
+    let keys = Keys::new(rest, count);
     let request = Request::Get {
         command: which,
         exptime,
         keys,
     };
     Some((request, next))
+}
+
+/// The first word of `text` and what follows it.
+fn first_word(text: &[u8]) -> (&[u8], &[u8]) {
+    let start = text.iter().position(|&b| b != b' ').unwrap_or(text.len());
+    let text = &text[start..];
+    let end = memchr::memchr(b' ', text).unwrap_or(text.len());
+    text.split_at(end)
 }
 
 /// `set`, `add`, `replace`, `append`, `prepend` and `cas`, checked in
@@ -386,10 +427,16 @@ fn storage<'a>(
     if key.len() > KEY_MAX_LENGTH {
         return refuse;
     }
-    let numbers = safe_strtoul(tokens.get(2)).is_some()
-        && safe_strtol(tokens.get(3)).is_some()
-        && (!cas || safe_strtoull(tokens.get(5)).is_some());
-    let Some(len) = safe_strtol(tokens.get(4)).filter(|_| numbers) else {
+    let flags = safe_strtoul(tokens.get(2));
+    let exptime = safe_strtol(tokens.get(3));
+    let length = safe_strtol(tokens.get(4));
+    let cas_value = match cas {
+        true => safe_strtoull(tokens.get(5)),
+        false => Some(0),
+    };
+    let (Some(flags), Some(exptime), Some(len), Some(cas_value)) =
+        (flags, exptime, length, cas_value)
+    else {
         return refuse;
     };
     if !(0..=i32::MAX - 2).contains(&len) {
@@ -412,17 +459,32 @@ fn storage<'a>(
     if buf.len() < next + block {
         return None;
     }
-    keyed(key, &buf[..next + block], noreply)
+    let mut canon = Line::new(tokens.get(0));
+    canon
+        .word(key)
+        .unsigned(flags.into())
+        .signed(exptime.into());
+    canon.unsigned(len as u64);
+    if cas {
+        canon.unsigned(cas_value);
+    }
+    let bytes = forward(buf, next, next + block, canon.end(noreply));
+    keyed(key, bytes, noreply, next + block)
 }
 
-fn keyed<'a>(key: &'a [u8], bytes: &'a [u8], noreply: bool) -> Option<(Request<'a>, usize)> {
-    let len = bytes.len();
+/// A request about one key that took `used` bytes of the buffer.
+fn keyed<'a>(
+    key: &'a [u8],
+    bytes: Cow<'a, [u8]>,
+    noreply: bool,
+    used: usize,
+) -> Option<(Request<'a>, usize)> {
     Some((
         Request::Keyed {
             key,
             bytes,
             noreply,
         },
-        len,
+        used,
     ))
 }

@@ -1,30 +1,62 @@
-//! Retrievals (`get`, `gets`, `gat`, `gats`): split by owner, put back in
-//! request order, and during a warm-up window completed from the moved
-//! keys' previous owners.
+//! Retrievals (`get`, `gets`, `gat`, `gats`): asked of their keys' owners
+//! in parts of bounded size, put back in request order and written part
+//! by part, and during a warm-up window completed from the moved keys'
+//! previous owners.
 //!
-//! A retrieval sends one request per owner of some of its keys, listing
-//! them in request order. Each owner answers its hits in that order, so
-//! walking the request's keys and taking an owner's next hit when its key
-//! matches restores memcached's order, repeats included. An unsettled key
-//! that its owner missed is read from its previous owners under the key's
-//! lock ([`warm`]); for `get` that value is the answer, for the others the
-//! owner is asked again once the copy is there (its CAS value, its new
-//! expiry).
+//! A part is the request's next keys, as many as name at most
+//! [`PART_KEYS`] distinct keys whose line stays within memcached's
+//! 2048-byte limit ([`PART_LINE`]). It asks each owner of some of them
+//! once, in one line listing its distinct keys in request order: a key
+//! the request repeats is asked once and its value written as many times
+//! as the request names it. Each owner answers its hits in its line's
+//! order, so walking the owner's keys and taking its next hit when the key
+//! matches finds each key's value. The part's answer is written to the
+//! client before the next part is asked, so a retrieval holds at most one
+//! part's values in the proxy, whatever it names (a 1 MB value named
+//! 5,000 times is asked once per part and streamed). A retrieval of more
+//! than one part stops its client's reader until it is written (so the
+//! client's later requests still reach each server after it).
 //!
-//! Cost: one request per owner; per key, one comparison when assembling;
-//! per unsettled miss, one round trip per previous owner asked (and one
-//! more to the owner for `gets`/`gat`/`gats`).
+//! An unsettled key ([`crate::routing`]) that its owner missed is read
+//! from its previous owners under the key's lock ([`warm`]); for `get`
+//! that value is the answer, for the others the owner is asked again once
+//! the copy is there (its CAS value, its new expiry). A hot key read from
+//! a replica that missed is read from its owner and copied the same way.
+//!
+//! Cost: one request per owner and part; per key, one comparison with the
+//! part's distinct keys (at most [`PART_KEYS`]); per unsettled miss, one
+//! round trip per previous owner asked and one for the copy (and one more
+//! to the owner for `gets`/`gat`/`gats`).
 
+use std::io;
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::exchange::{Batch, Reply, ask, wait};
-use crate::request::Retrieval;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::oneshot;
+
+use crate::exchange::{Batch, Reply, ask, send, wait};
+use crate::request::{Keys, Retrieval, words};
 use crate::response::{Expect, values};
 use crate::routing::Routing;
 use crate::server::Server;
 use crate::warm::{Copy, copy_to, meta_copy, warm};
+
+/// The most distinct keys one part asks: its answers hold at most this
+/// many values.
+pub const PART_KEYS: usize = 32;
+
+/// The longest line a part sends a server: memcached closes a connection
+/// whose line (other than a `get`/`gets`) is still without `\n` after
+/// 2048 bytes, and `gat`/`gats` lines must stay within it.
+pub const PART_LINE: usize = 2048;
+
+/// Where the writer flushes what it gathered for its client.
+pub const FLUSH: usize = 64 * 1024;
+
+const EMPTY: &[u8] = b"SERVER_ERROR ringwise-proxy: the pool has no server\r\n";
 
 /// What the writer sends for one request.
 #[derive(Debug)]
@@ -38,14 +70,15 @@ pub enum Pending {
     /// One server's answer to a retrieval of `usize` keys (its hits and
     /// misses counted).
     Values(Arc<Server>, Reply, usize),
-    /// A retrieval over several servers or with moved keys.
+    /// A retrieval over several servers, with repeated or moved keys, or
+    /// of several parts.
     Retrieval(Box<Retrieve>),
     /// Nothing more: close after what came before.
     Close,
 }
 
 /// Where a key's miss is completed from.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Miss {
     /// Nowhere: a miss.
     Settled,
@@ -55,74 +88,50 @@ enum Miss {
     Hot(Arc<Server>),
 }
 
-/// One key of a retrieval: which part holds it, and where a miss is
-/// completed from.
+/// One distinct key of the part: where it is in the request, its owner
+/// (an index in `owners`, none when the pool has no server for it) and
+/// where a miss is completed from.
 #[derive(Debug)]
-struct Key {
-    key: Vec<u8>,
-    part: usize,
+struct Asked {
+    at: Range<usize>,
+    owner: Option<usize>,
     miss: Miss,
 }
 
-/// A retrieval being sent and then assembled.
+/// A retrieval being asked and written, part by part.
 #[derive(Debug)]
 pub struct Retrieve {
     routing: Arc<Routing>,
     client: usize,
     command: Retrieval,
-    exptime: Option<Vec<u8>>,
-    keys: Vec<Key>,
-    /// Each owner and its request line, in the order owners first appear.
-    parts: Vec<(Arc<Server>, Vec<u8>)>,
-    answers: Vec<Reply>,
+    exptime: Option<i32>,
+    /// A hot key's replica and owner: the key is read from the replica,
+    /// completed from the owner.
+    hot: Option<(Arc<Server>, Arc<Server>)>,
+    /// The request's keys, as written.
+    text: Vec<u8>,
+    /// The current part: `text[part]`.
+    part: Range<usize>,
+    /// How many keys the part names, repeats counted.
+    named: usize,
+    asked: Vec<Asked>,
+    /// The part's owners and their answers to come.
+    owners: Vec<(Arc<Server>, Option<Reply>)>,
+    /// Dropped when the retrieval is written: its client reads on.
+    done: Option<oneshot::Sender<()>>,
 }
 
 impl Retrieve {
-    /// The retrieval of `keys` on `routing`.
+    /// The retrieval of `keys` on `routing`, its first part planned.
     pub fn new(
         routing: &Arc<Routing>,
         client: usize,
         command: Retrieval,
-        exptime: Option<&[u8]>,
-        keys: &[&[u8]],
+        exptime: Option<i32>,
+        keys: &Keys<'_>,
     ) -> Retrieve {
-        let mut retrieve = Retrieve {
-            routing: routing.clone(),
-            client,
-            command,
-            exptime: exptime.map(<[u8]>::to_vec),
-            keys: Vec::with_capacity(keys.len()),
-            parts: Vec::new(),
-            answers: Vec::new(),
-        };
-        for key in keys {
-            let Some((owner, unsettled)) = routing.route(key) else {
-                continue;
-            };
-            let part = match retrieve
-                .parts
-                .iter()
-                .position(|(s, _)| Arc::ptr_eq(s, owner))
-            {
-                Some(part) => part,
-                None => {
-                    retrieve.parts.push((owner.clone(), retrieve.head()));
-                    retrieve.parts.len() - 1
-                }
-            };
-            let line = &mut retrieve.parts[part].1;
-            line.push(b' ');
-            line.extend_from_slice(key);
-            let miss = match unsettled {
-                true => Miss::Unsettled,
-                false => Miss::Settled,
-            };
-            retrieve.keys.push(Key {
-                key: key.to_vec(),
-                part,
-                miss,
-            });
-        }
+        let mut retrieve = Retrieve::empty(routing, client, command, exptime, keys.text());
+        retrieve.plan();
         retrieve
     }
 
@@ -135,132 +144,333 @@ impl Retrieve {
         replica: &Arc<Server>,
         owner: &Arc<Server>,
     ) -> Retrieve {
-        let line = [&b"get "[..], key].concat();
+        let mut retrieve = Retrieve::empty(routing, client, Retrieval::Get, None, key);
+        retrieve.hot = Some((replica.clone(), owner.clone()));
+        retrieve.plan();
+        retrieve
+    }
+
+    fn empty(
+        routing: &Arc<Routing>,
+        client: usize,
+        command: Retrieval,
+        exptime: Option<i32>,
+        text: &[u8],
+    ) -> Retrieve {
         Retrieve {
             routing: routing.clone(),
             client,
-            command: Retrieval::Get,
-            exptime: None,
-            keys: vec![Key {
-                key: key.to_vec(),
-                part: 0,
-                miss: Miss::Hot(owner.clone()),
-            }],
-            parts: vec![(replica.clone(), line)],
-            answers: Vec::new(),
+            command,
+            exptime,
+            hot: None,
+            text: text.to_vec(),
+            part: 0..0,
+            named: 0,
+            asked: Vec::new(),
+            owners: Vec::new(),
+            done: None,
         }
+    }
+
+    /// Whether more parts follow the one planned.
+    pub fn streams(&self) -> bool {
+        words(&self.text[self.part.end..]).next().is_some()
+    }
+
+    /// How many values the answers to come may hold at once: the client's
+    /// budget this retrieval takes while it waits ([`PART_KEYS`] for one
+    /// of several parts, each planned when the one before is written).
+    pub fn weight(&self) -> usize {
+        match self.streams() {
+            true => PART_KEYS,
+            false => self.asked.len().max(1),
+        }
+    }
+
+    /// A receiver that ends once the retrieval is written (or dropped).
+    pub fn finished(&mut self) -> oneshot::Receiver<()> {
+        let (done, finished) = oneshot::channel();
+        self.done = Some(done);
+        finished
     }
 
     /// `get`, or `gat <exptime>`.
     fn head(&self) -> Vec<u8> {
         let mut head = self.command.word().to_vec();
-        if let Some(exptime) = &self.exptime {
-            head.push(b' ');
-            head.extend_from_slice(exptime);
+        if let Some(exptime) = self.exptime {
+            head.extend_from_slice(format!(" {exptime}").as_bytes());
         }
         head
     }
 
-    /// Queues the parts in `batch`; what the writer will wait for.
+    /// Plans the next part from where the current one ends; false when
+    /// no key is left.
+    fn plan(&mut self) -> bool {
+        self.asked.clear();
+        self.owners.clear();
+        self.named = 0;
+        let mut at = self.part.end;
+        let start = at;
+        // Every owner's line is at most the head, all the part's distinct
+        // keys and `\r\n`.
+        let mut line = self.head().len() + 2;
+        loop {
+            at += self.text[at..].iter().take_while(|&&b| b == b' ').count();
+            if at == self.text.len() {
+                break;
+            }
+            let end = memchr::memchr(b' ', &self.text[at..]).map_or(self.text.len(), |n| at + n);
+            let key = &self.text[at..end];
+            let text = &self.text;
+            if !self.asked.iter().any(|a| &text[a.at.clone()] == key) {
+                if self.asked.len() == PART_KEYS || line + 1 + key.len() > PART_LINE {
+                    break;
+                }
+                line += 1 + key.len();
+                let route = match &self.hot {
+                    Some((replica, owner)) => Some((replica.clone(), Miss::Hot(owner.clone()))),
+                    None => self.routing.route(key).map(|(o, unsettled)| {
+                        let miss = match unsettled {
+                            true => Miss::Unsettled,
+                            false => Miss::Settled,
+                        };
+                        (o.clone(), miss)
+                    }),
+                };
+                let (owner, miss) = match route {
+                    Some((server, miss)) => {
+                        let index = self
+                            .owners
+                            .iter()
+                            .position(|(s, _)| Arc::ptr_eq(s, &server));
+                        let index = index.unwrap_or_else(|| {
+                            self.owners.push((server, None));
+                            self.owners.len() - 1
+                        });
+                        (Some(index), miss)
+                    }
+                    None => (None, Miss::Settled),
+                };
+                self.asked.push(Asked {
+                    at: at..end,
+                    owner,
+                    miss,
+                });
+            }
+            self.named += 1;
+            at = end;
+        }
+        self.part = start..at;
+        self.named > 0
+    }
+
+    /// Sends the part's lines, in `batch` or at once.
+    fn send_part(&mut self, mut batch: Option<&mut Batch>) {
+        let head = self.head();
+        for (index, (server, reply)) in self.owners.iter_mut().enumerate() {
+            let mut line = head.clone();
+            for asked in self.asked.iter().filter(|a| a.owner == Some(index)) {
+                line.push(b' ');
+                line.extend_from_slice(&self.text[asked.at.clone()]);
+            }
+            line.extend_from_slice(b"\r\n");
+            *reply = Some(match batch.as_deref_mut() {
+                Some(batch) => batch.send(server, self.client, &line, Expect::Values),
+                None => send(server, self.client, &line, Expect::Values),
+            });
+        }
+    }
+
+    /// Queues the first part in `batch`; what the writer will wait for.
     pub fn send(mut self, batch: &mut Batch) -> Pending {
-        if self.keys.is_empty() {
+        if self.owners.is_empty() && !self.streams() {
             return Pending::Now(match self.routing.current.servers.is_empty() {
-                true => b"SERVER_ERROR ringwise-proxy: the pool has no server\r\n",
+                true => EMPTY,
                 false => b"END\r\n",
             });
         }
-        let client = self.client;
-        for (server, line) in &mut self.parts {
-            line.extend_from_slice(b"\r\n");
-            let answer = batch.send(server, client, line, Expect::Values);
-            self.answers.push(answer);
-            // Sent: only the answers are kept while they come.
-            *line = Vec::new();
-        }
-        let moved = self.keys.iter().any(|k| !matches!(k.miss, Miss::Settled));
-        if self.parts.len() == 1 && !moved {
-            let server = self.parts[0].0.clone();
-            return Pending::Values(server, self.answers.remove(0), self.keys.len());
+        self.send_part(Some(batch));
+        let plain = self.named == self.asked.len()
+            && (self.asked.iter()).all(|a| matches!(a.miss, Miss::Settled));
+        if self.owners.len() == 1 && plain && !self.streams() && self.hot.is_none() {
+            if let Some((server, Some(reply))) = self.owners.pop() {
+                return Pending::Values(server, reply, self.named);
+            }
         }
         Pending::Retrieval(Box::new(self))
     }
 }
 
-/// The answer of a retrieval: the hits in request order and `END`, or the
-/// first part's error.
-pub async fn write_retrieval(retrieve: Retrieve, timeout: Duration) -> Vec<u8> {
+/// Writes the answer of a retrieval to `write` (through `out`, flushed
+/// from [`FLUSH`] bytes on): the hits in request order and `END`, part by
+/// part; an owner's error ends it (after what earlier parts wrote, as
+/// memcached ends a `get` it cannot finish). Each part is asked once the
+/// one before is written.
+pub async fn write_retrieval<W: AsyncWrite + Unpin>(
+    mut retrieve: Retrieve,
+    timeout: Duration,
+    out: &mut Vec<u8>,
+    write: &mut W,
+) -> io::Result<()> {
+    loop {
+        if let Err(error) = write_part(&mut retrieve, timeout, out, write).await? {
+            out.extend_from_slice(&error);
+            return Ok(());
+        }
+        if !retrieve.plan() {
+            break;
+        }
+        retrieve.send_part(None);
+    }
+    out.extend_from_slice(b"END\r\n");
+    Ok(())
+}
+
+/// Waits for the part's answers and writes its hits; `Ok(Err(line))` when
+/// an owner failed.
+async fn write_part<W: AsyncWrite + Unpin>(
+    retrieve: &mut Retrieve,
+    timeout: Duration,
+    out: &mut Vec<u8>,
+    write: &mut W,
+) -> io::Result<Result<(), Vec<u8>>> {
+    let mut answers = Vec::with_capacity(retrieve.owners.len());
+    for (server, reply) in &mut retrieve.owners {
+        let Some(reply) = reply.take() else {
+            answers.push(Vec::new());
+            continue;
+        };
+        match wait(server, reply, timeout).await {
+            Ok(bytes) if bytes.starts_with(b"VALUE ") || bytes.starts_with(b"END\r\n") => {
+                answers.push(bytes);
+            }
+            Ok(error) | Err(error) => return Ok(Err(error)),
+        }
+    }
     let Retrieve {
         routing,
         client,
         command,
         exptime,
-        keys,
-        parts,
-        answers,
-    } = retrieve;
-    let mut bodies = Vec::with_capacity(answers.len());
-    for ((server, _), answer) in parts.iter().zip(answers) {
-        match wait(server, answer, timeout).await {
-            Ok(bytes) if bytes.starts_with(b"VALUE ") || bytes.starts_with(b"END\r\n") => {
-                bodies.push(bytes);
-            }
-            Ok(error) | Err(error) => return error,
-        }
-    }
-    let mut hits: Vec<_> = bodies.iter().map(|b| values(b).peekable()).collect();
-    let mut out = Vec::new();
-    for key in &keys {
-        let next = &mut hits[key.part];
-        let owner = &parts[key.part].0;
-        if next.peek().is_some_and(|(k, _)| *k == key.key.as_slice()) {
-            if let Some((_, block)) = next.next() {
-                owner.counters.hits.fetch_add(1, Ordering::Relaxed);
-                out.extend_from_slice(block);
-            }
-            continue;
-        }
-        owner.counters.misses.fetch_add(1, Ordering::Relaxed);
-        let copy = match &key.miss {
-            Miss::Settled => continue,
-            Miss::Unsettled => {
-                let _lock = routing.locks.lock(&key.key).await;
-                warm(&routing, owner, client, &key.key, timeout).await
-            }
-            Miss::Hot(from) => {
-                let _lock = routing.locks.lock(&key.key).await;
-                hot_copy(from, owner, client, &key.key, timeout).await
-            }
-        };
-        let Some(copy) = copy else {
+        text,
+        part,
+        asked,
+        owners,
+        ..
+    } = &*retrieve;
+    // Each distinct key's block: found on its owner, or copied.
+    let mut hits: Vec<_> = answers.iter().map(|a| values(a).peekable()).collect();
+    let mut found: Vec<Option<&[u8]>> = Vec::with_capacity(asked.len());
+    for asked in asked {
+        let key = &text[asked.at.clone()];
+        let Some(owner) = asked.owner else {
+            found.push(None);
             continue;
         };
-        if command == Retrieval::Get {
-            out.extend_from_slice(b"VALUE ");
-            out.extend_from_slice(&key.key);
-            out.push(b' ');
-            out.extend_from_slice(&copy.flags);
-            out.extend_from_slice(format!(" {}\r\n", copy.data.len()).as_bytes());
-            out.extend_from_slice(&copy.data);
-            out.extend_from_slice(b"\r\n");
-            continue;
-        }
-        // gets, gat, gats: the new owner's answer, now that it has it.
-        let mut again = command.word().to_vec();
-        if let Some(exptime) = &exptime {
-            again.push(b' ');
-            again.extend_from_slice(exptime);
-        }
-        again.push(b' ');
-        again.extend_from_slice(&key.key);
-        again.extend_from_slice(b"\r\n");
-        if let Some(answer) = ask(owner, client, &again, Expect::Values, timeout).await {
-            if let Some((_, block)) = values(&answer).next() {
-                out.extend_from_slice(block);
+        let next = &mut hits[owner];
+        let counters = &owners[owner].0.counters;
+        match next.next_if(|(k, _)| *k == key) {
+            Some((_, block)) => {
+                counters.hits.fetch_add(1, Ordering::Relaxed);
+                found.push(Some(block));
+            }
+            None => {
+                counters.misses.fetch_add(1, Ordering::Relaxed);
+                found.push(None);
             }
         }
     }
-    out.extend_from_slice(b"END\r\n");
-    out
+    let mut copied: Vec<Option<Vec<u8>>> = Vec::new();
+    for (index, asked) in asked.iter().enumerate() {
+        let (Some(owner), None) = (asked.owner, found[index]) else {
+            continue;
+        };
+        if matches!(asked.miss, Miss::Settled) {
+            continue;
+        }
+        let owner = &owners[owner].0;
+        let key = &text[asked.at.clone()];
+        let from = Completion {
+            routing,
+            miss: &asked.miss,
+            client: *client,
+            timeout,
+        };
+        let copy = copy(from, owner, key, *command, *exptime);
+        let copy = Box::pin(copy).await;
+        if copied.len() <= index {
+            copied.resize_with(index + 1, || None);
+        }
+        copied[index] = copy;
+    }
+    for key in words(&text[part.clone()]) {
+        let Some(index) = asked.iter().position(|a| &text[a.at.clone()] == key) else {
+            continue;
+        };
+        let block = found[index].or_else(|| copied.get(index)?.as_deref());
+        if let Some(block) = block {
+            out.extend_from_slice(block);
+            if out.len() >= FLUSH {
+                write.write_all(out).await?;
+                out.clear();
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Where and how a miss is completed.
+struct Completion<'a> {
+    routing: &'a Routing,
+    miss: &'a Miss,
+    client: usize,
+    timeout: Duration,
+}
+
+/// A missed key's value from its previous owners (or a hot key's from
+/// its owner), copied to `owner` under the key's lock, as the answer's
+/// block: for `get` the copy itself, for the others the owner's answer
+/// once it holds the copy (its CAS value, its expiry).
+async fn copy(
+    from: Completion<'_>,
+    owner: &Arc<Server>,
+    key: &[u8],
+    command: Retrieval,
+    exptime: Option<i32>,
+) -> Option<Vec<u8>> {
+    let Completion {
+        routing,
+        miss,
+        client,
+        timeout,
+    } = from;
+    let copy = {
+        let _lock = routing.locks.lock(key).await;
+        match miss {
+            Miss::Settled => None,
+            Miss::Unsettled => warm(routing, owner, client, key, timeout).await,
+            Miss::Hot(from) => hot_copy(from, owner, client, key, timeout).await,
+        }
+    }?;
+    if command == Retrieval::Get {
+        let mut block = b"VALUE ".to_vec();
+        block.extend_from_slice(key);
+        block.push(b' ');
+        block.extend_from_slice(&copy.flags);
+        block.extend_from_slice(format!(" {}\r\n", copy.data.len()).as_bytes());
+        block.extend_from_slice(&copy.data);
+        block.extend_from_slice(b"\r\n");
+        return Some(block);
+    }
+    let mut again = command.word().to_vec();
+    if let Some(exptime) = exptime {
+        again.extend_from_slice(format!(" {exptime}").as_bytes());
+    }
+    again.push(b' ');
+    again.extend_from_slice(key);
+    again.extend_from_slice(b"\r\n");
+    let answer = ask(owner, client, &again, Expect::Values, timeout).await?;
+    values(&answer).next().map(|(_, block)| block.to_vec())
 }
 
 /// A hot key's value read from its owner and added to `replica`; the

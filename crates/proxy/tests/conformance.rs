@@ -28,6 +28,12 @@ const FIXED: &[&[u8]] = &[
     b"set c 0 0 1 noreply\r\n3\r\n",
     b"get a b c d a\r\n",
     b"get a\r\n",
+    // Repeats (asked once, written as often as named) and more distinct
+    // keys than one part of a retrieval asks (32).
+    b"get a b c a b c a a\r\n",
+    b"gat 0 a a b d a\r\n",
+    b"set m5 0 0 2\r\nm5\r\nset m35 3 0 3\r\nm35\r\nset m39 0 0 0\r\n\r\n",
+    b"get m0 m1 m2 m3 m4 m5 m6 m7 m8 m9 m10 m11 m12 m13 m14 m15 m16 m17 m18 m19 m20 m21 m22 m23 m24 m25 m26 m27 m28 m29 m30 m31 m32 m33 m34 m35 m36 m37 m38 m39 a m5 m39 b m35 m5\r\n",
     b"get\r\n",
     b"get  a   b \r\n",
     b"bget a\r\n",

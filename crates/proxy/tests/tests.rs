@@ -19,6 +19,10 @@
 //! - `docs`: docs/proxy.md's examples, run as a checked transcript;
 //! - `failures`: a server SIGKILLed or SIGSTOPped (ejected, its keys to
 //!   their next server, taken back), and a client that never reads;
+//! - `isolation`: one client's pathological retrievals (a value named
+//!   thousands of times, many keys pipelined) in bounded memory, and its
+//!   padded or odd lines never break the server connection other clients
+//!   share nor count against the server;
 //! - `hot_keys`: a key with 30 % of the reads spread over its replicas
 //!   within the load bound, and a write seen by every read after it;
 //! - `live`: membership from a real etcd, followed across a join and a
@@ -58,6 +62,7 @@ mod consistency;
 mod docs;
 mod failures;
 mod hot_keys;
+mod isolation;
 mod live;
 mod routing;
 mod twemproxy;
