@@ -24,6 +24,7 @@ pub mod backoff;
 mod cluster;
 mod config;
 mod error;
+mod fit;
 pub mod member;
 mod source;
 mod task;
