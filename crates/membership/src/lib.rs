@@ -31,7 +31,7 @@ mod task;
 mod watcher;
 
 pub use cluster::Cluster;
-pub use config::{change_settings, read_settings};
+pub use config::{change_settings, check_member, read_settings};
 pub use error::Error;
 pub use member::{Contents, Listed, Member, check_name};
 pub use source::{

@@ -163,3 +163,38 @@ fn a_bad_setting_found_by_the_build_is_not_charged_to_members() {
     assert!(error.to_string().starts_with("config: `hash`: "), "{error}");
     assert!(held.skipped.is_empty(), "{:?}", held.skipped);
 }
+
+/// `check_member`, what `join` asks before it registers: the weight past
+/// the budget under the settings held is refused as the weight's, a
+/// weight the settings take passes, and so does the weight under fewer
+/// points per unit.
+#[test]
+fn a_joining_weight_past_the_budget_is_refused_under_the_settings_held() {
+    let member = |weight: f64| crate::Member {
+        weight: Some(weight),
+        ..crate::Member::default()
+    };
+    let defaults = serde_json::Map::new();
+    let error = crate::check_member(&defaults, "huge", &member(1e6)).expect_err("past 2^24");
+    let text = error.to_string();
+    assert!(
+        text.starts_with("weight: member \"huge\" cannot be built under the cluster's settings")
+            && text.contains("160000000 points, more than its budget of 16777216"),
+        "{text}"
+    );
+    crate::check_member(&defaults, "fine", &member(2.0)).expect("weight 2 fits");
+    let few = serde_json::json!({"vnodes": 1});
+    let few = few.as_object().expect("an object");
+    crate::check_member(few, "huge", &member(1e6)).expect("10^6 points fit");
+    let low = serde_json::json!({"max_points": 1000});
+    let low = low.as_object().expect("an object");
+    crate::check_member(low, "ten", &member(10.0)).expect_err("1600 points do not");
+    let slots = serde_json::json!({"algorithm": "slots"});
+    let error = crate::check_member(slots.as_object().expect("object"), "w", &member(2.0));
+    assert!(
+        error
+            .expect_err("slots take no weight")
+            .to_string()
+            .starts_with("weight: ")
+    );
+}
