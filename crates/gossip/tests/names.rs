@@ -2,17 +2,12 @@
 //! in-process and as a process; entries that are not members are left
 //! out of every ring and named, as on etcd.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
-use chitchat::transport::UdpTransport;
-use chitchat::{
-    ChitchatConfig, ChitchatId, FailureDetectorConfig, ProtocolVersion, spawn_chitchat,
-};
-use ringwise_gossip::{Error, Member, Timing};
+use ringwise_gossip::{Error, Member};
 use ringwise_membership::Source;
 
-use crate::support::{Process, cluster, converge, gossip, until, watchers};
+use crate::support::{Process, cluster, converge, gossip, raw, until, watchers};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_held_by_a_live_member_is_refused() {
@@ -60,42 +55,6 @@ async fn a_name_held_by_a_live_member_is_refused() {
         .join("a", Member::default())
         .await;
     assert!(taken.is_ok(), "{taken:?}");
-}
-
-/// A raw chitchat node announcing `member` = `value` as `name`: a real
-/// gossip participant that did not go through the registrar's checks.
-async fn raw(
-    cluster: &str,
-    seeds: &[SocketAddr],
-    name: &str,
-    value: &str,
-) -> chitchat::ChitchatHandle {
-    let ttl = Duration::from_secs(4);
-    let timing = Timing::for_ttl(ttl);
-    let free = std::net::UdpSocket::bind("127.0.0.1:0").expect("a free port");
-    let address = free.local_addr().expect("its address");
-    drop(free);
-    let config = ChitchatConfig {
-        chitchat_id: ChitchatId::new(name, 1, address),
-        cluster_id: cluster.to_owned(),
-        gossip_interval: timing.gossip_interval,
-        listen_addr: address,
-        seed_nodes: seeds.iter().map(ToString::to_string).collect(),
-        failure_detector_config: FailureDetectorConfig {
-            phi_threshold: timing.phi_threshold,
-            initial_interval: timing.gossip_interval,
-            dead_node_grace_period: timing.dead_node_grace,
-            ..FailureDetectorConfig::default()
-        },
-        marked_for_deletion_grace_period: timing.dead_node_grace,
-        catchup_callback: None,
-        extra_liveness_predicate: None,
-        protocol_version: ProtocolVersion::V0,
-    };
-    let keys = vec![("member".to_owned(), value.to_owned())];
-    spawn_chitchat(config, keys, &UdpTransport)
-        .await
-        .expect("a raw chitchat node starts")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
