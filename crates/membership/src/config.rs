@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::Error;
 use crate::cluster::Cluster;
-use crate::member::{Contents, Member, config_key, node_key, shown};
+use crate::member::{Contents, Member, config_key, shown};
 
 /// The settings stored as `bytes` at `key` (`None`: none stored, empty).
 pub fn read_settings(key: &str, bytes: Option<&[u8]>) -> Result<Map<String, Value>, Error> {
@@ -91,13 +91,7 @@ pub fn check_member(
     let mut contents = Contents::new("/check");
     let text = Value::Object(settings.clone()).to_string();
     contents.put(&config_key("/check"), text.as_bytes(), 1, 1);
-    // Written after the config: a refusal is the member's.
-    let key = node_key("/check", name);
-    contents.put(&key, member.to_json().as_bytes(), 2, 2);
-    if Cluster::from_contents(&mut contents).is_err() {
-        return Ok(());
-    }
-    let Some(why) = contents.skipped.remove(&key) else {
+    let Ok(Some(why)) = contents.refusal(name, member) else {
         return Ok(());
     };
     let (option, why) = match why
@@ -115,7 +109,8 @@ pub fn check_member(
     };
     let why = why
         .strip_prefix("this member alone cannot be built under the cluster's settings: ")
-        .unwrap_or(&why);
+        .unwrap_or(&why)
+        .replace("; it is left out: ", "; ");
     Err(Error::InvalidOption {
         option,
         message: format!(

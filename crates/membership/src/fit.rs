@@ -17,7 +17,9 @@
 //!    pass the budget; `slots` and a weight) is left out. On a budget
 //!    failure the walk skips the members lighter than the first that
 //!    makes its points and builds alone (they build too), but not those
-//!    whose points are given by hand (their count is not their weight).
+//!    whose points are given by hand (their count is not their weight);
+//!    on another failure of the members as a whole it builds only the
+//!    members with a weight other than 1 (the rest are alike).
 //! 2. None failed alone and the failure is the budget's: together they
 //!    pass it. The fewest heaviest members (same order) are left out that
 //!    let the rest fit: the smallest `k` such that the members without the
@@ -66,7 +68,9 @@ pub(crate) fn left_out(
     part: Part,
     error: &ringwise::Error,
 ) -> Vec<(usize, String)> {
-    if !matches!(part, Part::Members | Part::Param(_)) {
+    // A budget error blames the members as a whole; one that blames a
+    // setting (a table too small for them) is the config's.
+    if part != Part::Members {
         return Vec::new();
     }
     let budget = over_budget(error);
@@ -80,7 +84,12 @@ pub(crate) fn left_out(
     let mut lighter_fit = false;
     for &index in &order {
         let generated = field(&parts[index]) == "weight";
-        if lighter_fit && generated {
+        // Past the budget, lighter members than one that fits fit; for
+        // another refusal of the members as a whole, only a weight the
+        // algorithm may not take is a member's own (the others are
+        // alike): the walk costs one build per weighted member at most.
+        let weighted = parts[index].weight.is_some_and(|w| w != 1.0);
+        if (lighter_fit && generated) || (!budget && !(generated && weighted)) {
             continue;
         }
         let alone = build(&alone_settings, std::slice::from_ref(&parts[index]));

@@ -390,6 +390,23 @@ impl Contents {
         }
     }
 
+    /// Why `member`, named `name`, would be left out under this config
+    /// alone (`None`: it would not), without logging or recording it; the
+    /// config's error when the config is bad. One build of the member.
+    pub(crate) fn refusal(&self, name: &str, member: &Member) -> Result<Option<String>, Error> {
+        let settings = self.settings()?;
+        let listed = Listed {
+            name: name.to_owned(),
+            key: node_key(&self.prefix, name),
+            member: member.clone(),
+            created: 0,
+        };
+        Ok(match refused(&settings, std::slice::from_ref(&listed))? {
+            Ok(_) => None,
+            Err(mut left_out) => left_out.pop().map(|(_, why)| why),
+        })
+    }
+
     /// Whether the config is to blame for refusing `listed`: the member
     /// was written before the config, and is valid in itself.
     fn dropped_by_config(&self, listed: &Listed) -> bool {
