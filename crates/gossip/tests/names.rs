@@ -68,8 +68,18 @@ async fn malformed_entries_are_skipped_and_named() {
     let seeds = [good.address()];
     let _array = raw(&cluster, &seeds, "array", "[7.5, \"zone-q\"]").await;
     let _text = raw(&cluster, &seeds, "text", "not json").await;
-    // Valid JSON that ringwise refuses (a negative weight), from a process.
-    let _negative = Process::start(&cluster, &seeds, "negative", ttl, r#"{"weight": -1}"#);
+    // Valid JSON that ringwise refuses (a negative weight): the registrar
+    // refuses to announce it, so a raw node does.
+    let negative = Member {
+        weight: Some(-1.0),
+        ..Member::default()
+    };
+    let refused = gossip(&cluster, &seeds, ttl)
+        .join("negative", negative)
+        .await;
+    let refused = refused.expect_err("a negative weight is refused");
+    assert!(refused.to_string().starts_with("weight: "), "{refused}");
+    let _negative = raw(&cluster, &seeds, "negative", r#"{"weight": -1}"#).await;
     let watchers = watchers(&cluster, &seeds, ttl, 2).await;
     let prefix = format!("/{cluster}/nodes/");
     for watcher in &watchers {
