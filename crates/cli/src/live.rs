@@ -178,6 +178,9 @@ pub fn failure(e: Error) -> Failure {
                 "session timeout" => "--ttl",
                 "ttl" => "--ttl",
                 "auth" => "--zk-auth",
+                "weight" => "--weight",
+                "zone" => "--zone",
+                "points" | "tokens" => "--allocate",
                 other => other,
             };
             Failure::usage(anyhow!("{option}: {message}"))
@@ -408,6 +411,15 @@ pub fn join(args: JoinArgs) -> Result<(), Failure> {
         metadata,
         ..Member::default()
     };
+    // A member the cluster's settings cannot build (a weight whose points
+    // alone pass the ring's budget) would only be left out by every
+    // client: refused before anything is registered. Gossip's registrar
+    // checks it against its own view (a settings read here would be a
+    // gossip round of its own, and fail before the first member joins).
+    if source.kind() != "gossip" {
+        let settings = block_on(source.settings())?.map_err(failure)?;
+        ringwise_membership::check_member(&settings, &args.name, &member).map_err(failure)?;
+    }
     if let Some(points) = args.allocate {
         allocate(&args, source.as_ref(), points, &mut member)?;
     }

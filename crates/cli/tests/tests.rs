@@ -24,6 +24,7 @@ mod help;
 mod issue24;
 mod issue24_files;
 mod issue8;
+mod join_budget;
 mod json_numbers;
 mod key_lines;
 mod membership;

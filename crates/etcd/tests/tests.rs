@@ -4,8 +4,10 @@
 //! directory, and kills it by pid when it ends, however it ends. `errors`
 //! checks what a call etcd does not take says (unreachable, TLS, users);
 //! `issue24` the values that are not what they seem, malformed endpoints,
-//! and etcd servers that die with the process that started them.
+//! and etcd servers that die with the process that started them; `budget`
+//! a member whose points the ring cannot hold, left out and named.
 
+mod budget;
 mod errors;
 mod issue24;
 mod live;

@@ -11,6 +11,10 @@
 //! to the older (lower generation) one, alike, and the other stays out of
 //! every ring. With no seed (the first member) it announces at once.
 //!
+//! A member the settings in the view cannot build (a weight whose points
+//! alone pass the ring's budget) is refused then too, before anything is
+//! announced: every client would leave it out.
+//!
 //! Then a background task re-announces the highest settings any live
 //! node announces (the settings live on in the members after the writer
 //! left), on every change of the view.
@@ -27,7 +31,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ringwise_membership::{Member, Task, check_name};
+use ringwise_membership::{Member, Task, check_member, check_name, read_settings};
 
 use crate::Error;
 use crate::gossip::Gossip;
@@ -64,6 +68,14 @@ impl Registrar {
                 name: name.to_owned(),
                 holder,
             });
+        }
+        // A member the settings cannot build (a weight whose points pass
+        // the budget) would only be left out by every client: refused
+        // before it is announced, as `join` does on etcd and ZooKeeper.
+        let checked = check_settings(gossip, &live.borrow(), name, &member);
+        if let Err(e) = checked {
+            node.shutdown().await;
+            return Err(e);
         }
         node.set(MEMBER, &member.to_json()).await;
         tracing::info!(name, address = %node.id().gossip_advertise_addr, "gossip member announced");
@@ -159,4 +171,21 @@ async fn reannounce(
             _ = stop.changed() => return,
         }
     }
+}
+
+/// [`check_member`] under the settings `live` holds (the defaults when it
+/// holds none; no check when they cannot be read: that is the config's
+/// fault, which every client reports).
+fn check_settings(
+    gossip: &Gossip,
+    live: &view::Live,
+    name: &str,
+    member: &Member,
+) -> Result<(), Error> {
+    let config = view::settings(live);
+    let key = ringwise_membership::member::config_key(&gossip.prefix());
+    let Ok(settings) = read_settings(&key, config.as_ref().map(|c| c.settings.as_bytes())) else {
+        return Ok(());
+    };
+    Ok(check_member(&settings, name, member)?)
 }

@@ -2,17 +2,12 @@
 //! in-process and as a process; entries that are not members are left
 //! out of every ring and named, as on etcd.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
-use chitchat::transport::UdpTransport;
-use chitchat::{
-    ChitchatConfig, ChitchatId, FailureDetectorConfig, ProtocolVersion, spawn_chitchat,
-};
-use ringwise_gossip::{Error, Member, Timing};
+use ringwise_gossip::{Error, Member};
 use ringwise_membership::Source;
 
-use crate::support::{Process, cluster, converge, gossip, until, watchers};
+use crate::support::{Process, cluster, converge, gossip, raw, until, watchers};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_held_by_a_live_member_is_refused() {
@@ -62,42 +57,6 @@ async fn a_name_held_by_a_live_member_is_refused() {
     assert!(taken.is_ok(), "{taken:?}");
 }
 
-/// A raw chitchat node announcing `member` = `value` as `name`: a real
-/// gossip participant that did not go through the registrar's checks.
-async fn raw(
-    cluster: &str,
-    seeds: &[SocketAddr],
-    name: &str,
-    value: &str,
-) -> chitchat::ChitchatHandle {
-    let ttl = Duration::from_secs(4);
-    let timing = Timing::for_ttl(ttl);
-    let free = std::net::UdpSocket::bind("127.0.0.1:0").expect("a free port");
-    let address = free.local_addr().expect("its address");
-    drop(free);
-    let config = ChitchatConfig {
-        chitchat_id: ChitchatId::new(name, 1, address),
-        cluster_id: cluster.to_owned(),
-        gossip_interval: timing.gossip_interval,
-        listen_addr: address,
-        seed_nodes: seeds.iter().map(ToString::to_string).collect(),
-        failure_detector_config: FailureDetectorConfig {
-            phi_threshold: timing.phi_threshold,
-            initial_interval: timing.gossip_interval,
-            dead_node_grace_period: timing.dead_node_grace,
-            ..FailureDetectorConfig::default()
-        },
-        marked_for_deletion_grace_period: timing.dead_node_grace,
-        catchup_callback: None,
-        extra_liveness_predicate: None,
-        protocol_version: ProtocolVersion::V0,
-    };
-    let keys = vec![("member".to_owned(), value.to_owned())];
-    spawn_chitchat(config, keys, &UdpTransport)
-        .await
-        .expect("a raw chitchat node starts")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_entries_are_skipped_and_named() {
     let ttl = Duration::from_secs(4);
@@ -109,8 +68,18 @@ async fn malformed_entries_are_skipped_and_named() {
     let seeds = [good.address()];
     let _array = raw(&cluster, &seeds, "array", "[7.5, \"zone-q\"]").await;
     let _text = raw(&cluster, &seeds, "text", "not json").await;
-    // Valid JSON that ringwise refuses (a negative weight), from a process.
-    let _negative = Process::start(&cluster, &seeds, "negative", ttl, r#"{"weight": -1}"#);
+    // Valid JSON that ringwise refuses (a negative weight): the registrar
+    // refuses to announce it, so a raw node does.
+    let negative = Member {
+        weight: Some(-1.0),
+        ..Member::default()
+    };
+    let refused = gossip(&cluster, &seeds, ttl)
+        .join("negative", negative)
+        .await;
+    let refused = refused.expect_err("a negative weight is refused");
+    assert!(refused.to_string().starts_with("weight: "), "{refused}");
+    let _negative = raw(&cluster, &seeds, "negative", r#"{"weight": -1}"#).await;
     let watchers = watchers(&cluster, &seeds, ttl, 2).await;
     let prefix = format!("/{cluster}/nodes/");
     for watcher in &watchers {

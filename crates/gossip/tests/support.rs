@@ -16,7 +16,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use ringwise_gossip::{Gossip, Options, Watcher};
+use chitchat::transport::UdpTransport;
+use chitchat::{
+    ChitchatConfig, ChitchatId, FailureDetectorConfig, ProtocolVersion, spawn_chitchat,
+};
+use ringwise_gossip::{Gossip, Options, Timing, Watcher};
 
 /// The member binary, built by cargo for the tests and benches.
 pub const MEMBER: &str = env!("CARGO_BIN_EXE_ringwise-gossip-member");
@@ -206,4 +210,40 @@ pub async fn until(what: &str, deadline: Duration, mut condition: impl FnMut() -
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// A raw chitchat node announcing `member` = `value` as `name`: a real
+/// gossip participant that did not go through the registrar's checks.
+pub async fn raw(
+    cluster: &str,
+    seeds: &[SocketAddr],
+    name: &str,
+    value: &str,
+) -> chitchat::ChitchatHandle {
+    let ttl = Duration::from_secs(4);
+    let timing = Timing::for_ttl(ttl);
+    let free = std::net::UdpSocket::bind("127.0.0.1:0").expect("a free port");
+    let address = free.local_addr().expect("its address");
+    drop(free);
+    let config = ChitchatConfig {
+        chitchat_id: ChitchatId::new(name, 1, address),
+        cluster_id: cluster.to_owned(),
+        gossip_interval: timing.gossip_interval,
+        listen_addr: address,
+        seed_nodes: seeds.iter().map(ToString::to_string).collect(),
+        failure_detector_config: FailureDetectorConfig {
+            phi_threshold: timing.phi_threshold,
+            initial_interval: timing.gossip_interval,
+            dead_node_grace_period: timing.dead_node_grace,
+            ..FailureDetectorConfig::default()
+        },
+        marked_for_deletion_grace_period: timing.dead_node_grace,
+        catchup_callback: None,
+        extra_liveness_predicate: None,
+        protocol_version: ProtocolVersion::V0,
+    };
+    let keys = vec![("member".to_owned(), value.to_owned())];
+    spawn_chitchat(config, keys, &UdpTransport)
+        .await
+        .expect("a raw chitchat node starts")
 }

@@ -4,9 +4,11 @@
 //! nodes and real member processes, SIGTERM and SIGKILL) and at 50, with
 //! several watchers that must all converge to the same fingerprint;
 //! `names` a duplicate name refused and malformed entries skipped;
-//! `settings` the settings end to end; `errors` what bad input says.
+//! `settings` the settings end to end; `errors` what bad input says;
+//! `budget` a member whose points the ring cannot hold, left out.
 //! Assertions poll with generous deadlines: the speed is the bench's.
 
+mod budget;
 mod errors;
 mod members;
 mod names;

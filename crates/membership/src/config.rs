@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::Error;
 use crate::cluster::Cluster;
-use crate::member::{Contents, shown};
+use crate::member::{Contents, Member, config_key, shown};
 
 /// The settings stored as `bytes` at `key` (`None`: none stored, empty).
 pub fn read_settings(key: &str, bytes: Option<&[u8]>) -> Result<Map<String, Value>, Error> {
@@ -73,4 +73,49 @@ pub fn change_settings(
     }
     Cluster::from_contents(contents)?;
     Ok((config, text))
+}
+
+/// Checks that `member`, registered as `name`, can be built under the
+/// cluster's `settings` (as [`read_settings`] returns them): what a
+/// watcher would otherwise leave out as soon as it joins (a weight whose
+/// points pass the budget alone, a weight the algorithm does not take).
+/// The error names the field at fault as its option (`weight`, `zone`,
+/// `points`, `tokens`, `slots`). Settings no member could be built with
+/// are the config's problem, not the member's: `Ok`. Cost: one build of
+/// the member alone (refused before it allocates when past the budget).
+pub fn check_member(
+    settings: &Map<String, Value>,
+    name: &str,
+    member: &Member,
+) -> Result<(), Error> {
+    let mut contents = Contents::new("/check");
+    let text = Value::Object(settings.clone()).to_string();
+    contents.put(&config_key("/check"), text.as_bytes(), 1, 1);
+    let Ok(Some(why)) = contents.refusal(name, member) else {
+        return Ok(());
+    };
+    let (option, why) = match why
+        .strip_prefix("field `")
+        .and_then(|w| w.split_once("`: "))
+    {
+        Some((field, why)) => {
+            let option = ["weight", "zone", "points", "tokens", "slots"]
+                .into_iter()
+                .find(|f| *f == field)
+                .unwrap_or("member");
+            (option, why.to_owned())
+        }
+        None => ("member", why),
+    };
+    let why = why
+        .strip_prefix("this member alone cannot be built under the cluster's settings: ")
+        .unwrap_or(&why)
+        .replace("; it is left out: ", "; ");
+    Err(Error::InvalidOption {
+        option,
+        message: format!(
+            "member \"{name}\" cannot be built under the cluster's settings (every client \
+             would leave it out of the ring): {why}"
+        ),
+    })
 }

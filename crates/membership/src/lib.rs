@@ -24,13 +24,14 @@ pub mod backoff;
 mod cluster;
 mod config;
 mod error;
+mod fit;
 pub mod member;
 mod source;
 mod task;
 mod watcher;
 
 pub use cluster::Cluster;
-pub use config::{change_settings, read_settings};
+pub use config::{change_settings, check_member, read_settings};
 pub use error::Error;
 pub use member::{Contents, Listed, Member, check_name};
 pub use source::{

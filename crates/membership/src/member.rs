@@ -27,18 +27,22 @@
 //!
 //! A bad value never empties the ring: a member whose JSON or fields are
 //! invalid is left out (and reported under its key, with the field at fault,
-//! never a line of a file); a bad `config` keeps the ring the watcher
+//! never a line of a file), and so is a member valid in itself whose points
+//! the settings cannot build with the others (past the point budget alone,
+//! or the heaviest of members past it together: the rule of `fit.rs`, the
+//! same on every client); a bad `config` keeps the ring the watcher
 //! already holds, and a read refuses it. A config is bad too when it
 //! cannot build a member written before it that is valid in itself: it
 //! would drop members already in the ring (see [`Contents::spec`]).
 
 use std::collections::BTreeMap;
 
-use ringwise::{ClusterSpec, Param, ParamValue, Params, Part, Rejected, Settings};
+use ringwise::{Param, ParamValue, Params, Part, Settings};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Error;
+use crate::fit::{self, message};
 
 /// The key of the cluster's configuration under `prefix`.
 pub fn config_key(prefix: &str) -> String {
@@ -220,8 +224,7 @@ pub fn shown(value: &Value) -> String {
     }
 }
 
-/// A validated description and the placement it builds.
-pub type Described = (ClusterSpec, ringwise::Keyed<ringwise::AnyPlacement>);
+pub use crate::fit::Described;
 
 /// One member as read at a revision.
 #[derive(Debug, Clone, PartialEq)]
@@ -327,7 +330,10 @@ impl Contents {
     /// The cluster description (`None` when there is no member left) and
     /// the members it holds, in join order. A member the description
     /// refuses (a bad weight, a token another member holds) is left out
-    /// and recorded in `skipped`; a bad config is an error (the caller
+    /// and recorded in `skipped`, as is a member whose points the
+    /// settings cannot build with the others (`fit`: past the point budget
+    /// alone, or the heaviest first when together they pass it); a bad
+    /// config is an error (the caller
     /// keeps its ring). The placement built to validate the description
     /// comes with it, so nobody builds it twice. Cost: one parse and build
     /// per member left out, so one for a valid cluster.
@@ -353,27 +359,52 @@ impl Contents {
             if members.is_empty() {
                 return Ok((None, members));
             }
-            let (index, message) = match refused(&settings, &members)? {
+            let mut left_out = match refused(&settings, &members)? {
                 Ok(described) => return Ok((Some(described), members)),
-                Err(bad) => bad,
+                Err(left_out) => left_out,
             };
-            // Leave the member out and try again: at most once per member.
-            let listed = members.remove(index);
-            if self.dropped_by_config(&listed) {
-                return Err(Error::InvalidValue {
-                    key: "config".into(),
-                    message: format!(
-                        "it cannot build member {} ({message}), which was there before the \
-                         config was written and is valid in itself: a config must build the \
-                         members already in the ring; change the config back, or change or \
-                         remove the members first",
-                        listed.key
-                    ),
-                });
+            // A member the config refuses that was there before it: the
+            // config's fault, named by the first such in the rule's order.
+            for (index, message) in &left_out {
+                let listed = &members[*index];
+                if self.dropped_by_config(listed) {
+                    return Err(Error::InvalidValue {
+                        key: "config".into(),
+                        message: format!(
+                            "it cannot build member {} ({message}), which was there before \
+                             the config was written and is valid in itself: a config must \
+                             build the members already in the ring; change the config back, \
+                             or change or remove the members first",
+                            listed.key
+                        ),
+                    });
+                }
             }
-            tracing::error!("member {}: {message}; left out of the ring", listed.key);
-            self.skipped.insert(listed.key, message);
+            // Leave them out and try again: each member at most once.
+            left_out.sort_by_key(|(index, _)| std::cmp::Reverse(*index));
+            for (index, message) in left_out {
+                let listed = members.remove(index);
+                tracing::error!("member {}: {message}; left out of the ring", listed.key);
+                self.skipped.insert(listed.key, message);
+            }
         }
+    }
+
+    /// Why `member`, named `name`, would be left out under this config
+    /// alone (`None`: it would not), without logging or recording it; the
+    /// config's error when the config is bad. One build of the member.
+    pub(crate) fn refusal(&self, name: &str, member: &Member) -> Result<Option<String>, Error> {
+        let settings = self.settings()?;
+        let listed = Listed {
+            name: name.to_owned(),
+            key: node_key(&self.prefix, name),
+            member: member.clone(),
+            created: 0,
+        };
+        Ok(match refused(&settings, std::slice::from_ref(&listed))? {
+            Ok(_) => None,
+            Err(mut left_out) => left_out.pop().map(|(_, why)| why),
+        })
     }
 
     /// Whether the config is to blame for refusing `listed`: the member
@@ -465,26 +496,25 @@ impl Contents {
     }
 }
 
-/// The description of `members` under `settings`, built; or the index of
-/// the member it refuses and why; or the config's error when the fault is
-/// not a member's. One from_parts and one build.
+/// The description of `members` under `settings`, built; or the members
+/// it leaves out (indices, each with why: a field refused, or points the
+/// settings cannot build with the others, [`crate::fit`]); or the config's
+/// error when the fault is not a member's. One from_parts and one build
+/// when the members fit.
 fn refused(
     settings: &Settings,
     members: &[Listed],
-) -> Result<Result<Described, (usize, String)>, Error> {
+) -> Result<Result<Described, Vec<(usize, String)>>, Error> {
     let mut parts = Vec::with_capacity(members.len());
     for (i, listed) in members.iter().enumerate() {
         match listed.member.part(&listed.name) {
             Ok(part) => parts.push(part),
-            Err(message) => return Ok(Err((i, message))),
+            Err(message) => return Ok(Err(vec![(i, message)])),
         }
     }
-    let (part, error) = match ClusterSpec::from_parts(settings, &parts) {
-        Ok(spec) => match spec.build() {
-            Ok(keyed) => return Ok(Ok((spec, keyed))),
-            Err(error) => (spec.part_of(&error), error),
-        },
-        Err(Rejected { part, error }) => (part, error),
+    let (part, error) = match fit::build(settings, &parts) {
+        Ok(described) => return Ok(Ok(described)),
+        Err(refused) => refused,
     };
     match part {
         Part::Member { index, field } => {
@@ -496,12 +526,16 @@ fn refused(
                 ringwise::MemberField::Given if member.points.is_some() => "points",
                 field => field.key(),
             };
-            Ok(Err((index, format!("field `{key}`: {}", message(&error)))))
+            let why = format!("field `{key}`: {}", message(&error));
+            Ok(Err(vec![(index, why)]))
         }
-        _ => Err(Error::InvalidValue {
-            key: "config".into(),
-            message: format!("`{}`: {}", part.key(), message(&error)),
-        }),
+        part => match fit::left_out(settings, &parts, part, &error) {
+            left_out if !left_out.is_empty() => Ok(Err(left_out)),
+            _ => Err(Error::InvalidValue {
+                key: "config".into(),
+                message: format!("`{}`: {}", part.key(), message(&error)),
+            }),
+        },
     }
 }
 
@@ -522,15 +556,7 @@ fn valid_alone(listed: &Listed) -> bool {
     } else {
         None
     };
-    ClusterSpec::from_parts(&settings, &[part]).is_ok_and(|spec| spec.build().is_ok())
-}
-
-/// An error's words, without a cluster file's prefix (no file here).
-fn message(error: &ringwise::Error) -> String {
-    match error {
-        ringwise::Error::ClusterFile { message, .. } => message.clone(),
-        other => other.to_string(),
-    }
+    fit::build(&settings, &[part]).is_ok()
 }
 
 /// A name that works as a node and as the last part of a key or path.
