@@ -11,14 +11,18 @@
 //! back; a cluster with no member keeps the routing in force (a proxy
 //! with no server answers nothing useful), reported on standard error.
 //!
-//! Cost: one placement build per published change (the watcher's), one
-//! routing swap.
+//! The source is followed on a thread of its own ([`spawn`]), so its
+//! builds never stall the clients.
+//!
+//! Cost: one placement build per published change (the watcher's, on its
+//! thread), one routing swap.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use ringwise_membership::{Cluster, Options, Scheme, Source, Url, Watcher};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::pool::{Membership, Pool};
 
@@ -88,25 +92,91 @@ pub fn routing_of(cluster: &Cluster) -> Option<Membership> {
     })
 }
 
-/// Follows `watcher` until it stops: every change becomes the routing.
-pub async fn follow(pool: Arc<Pool>, watcher: Watcher) -> anyhow::Result<()> {
+/// Opens `url` and follows it on a thread of its own, with a runtime of
+/// its own: the watcher's reads and placement builds (a cluster of
+/// thousands of members) never run on the threads that serve clients.
+/// The first non-empty membership (waiting up to `wait`), and the later
+/// ones as they come.
+pub async fn spawn(
+    url: String,
+    ttl: Duration,
+    wait: Duration,
+) -> anyhow::Result<(Membership, mpsc::Receiver<Membership>)> {
+    let (first_tx, first_rx) = oneshot::channel::<anyhow::Result<Membership>>();
+    let (tx, rx) = mpsc::channel(1);
+    std::thread::Builder::new()
+        .name("membership".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build();
+            let runtime = match runtime {
+                Ok(runtime) => runtime,
+                Err(err) => {
+                    let _ = first_tx.send(Err(anyhow!("starting the membership runtime: {err}")));
+                    return;
+                }
+            };
+            runtime.block_on(watch(url, ttl, wait, first_tx, tx));
+        })
+        .context("starting the membership thread")?;
+    let members = first_rx.await.context("the membership thread stopped")??;
+    Ok((members, rx))
+}
+
+/// The membership thread's work ([`spawn`]).
+async fn watch(
+    url: String,
+    ttl: Duration,
+    wait: Duration,
+    first_tx: oneshot::Sender<anyhow::Result<Membership>>,
+    tx: mpsc::Sender<Membership>,
+) {
+    let opened = async {
+        let source = open(&url, ttl)?;
+        let (watcher, cluster) = first(source.as_ref(), wait).await?;
+        let members = routing_of(&cluster).context("an empty cluster")?;
+        anyhow::Ok((source, watcher, members))
+    };
+    let (_source, watcher, members) = match opened.await {
+        Ok(opened) => opened,
+        Err(err) => {
+            let _ = first_tx.send(Err(err));
+            return;
+        }
+    };
+    if first_tx.send(Ok(members)).is_err() {
+        return;
+    }
     let mut changes = watcher.changes();
     loop {
-        changes
-            .changed()
-            .await
-            .context("the membership watcher stopped")?;
+        if changes.changed().await.is_err() {
+            eprintln!(
+                "ringwise-proxy: the membership watcher stopped; routing by the last membership"
+            );
+            return;
+        }
         let cluster = watcher.load().placement.clone();
         match routing_of(&cluster) {
             Some(members) => {
-                if pool.change_to(members).await {
-                    eprintln!(
-                        "ringwise-proxy: the membership changed the routing (epoch {})",
-                        pool.routing().epoch
-                    );
+                if tx.send(members).await.is_err() {
+                    return;
                 }
             }
             None => eprintln!("ringwise-proxy: the membership lists no member; routing unchanged"),
+        }
+    }
+}
+
+/// Makes every membership from [`spawn`] the routing, on the pool's own
+/// runtime (a change is a table and a flush of the joining servers).
+pub async fn follow(pool: Arc<Pool>, mut changes: mpsc::Receiver<Membership>) {
+    while let Some(members) = changes.recv().await {
+        if pool.change_to(members).await {
+            eprintln!(
+                "ringwise-proxy: the membership changed the routing (epoch {})",
+                pool.routing().epoch
+            );
         }
     }
 }

@@ -245,18 +245,9 @@ async fn run(args: Args, file: Directives, start: Start) -> anyhow::Result<()> {
         }
         Start::Live(url) => {
             let ttl = Duration::from_secs(args.membership_ttl);
-            let source = live::open(&url, ttl)?;
-            let (watcher, cluster) = live::first(source.as_ref(), Duration::from_secs(30)).await?;
-            let members = live::routing_of(&cluster).context("an empty cluster")?;
+            let (members, changes) = live::spawn(url, ttl, Duration::from_secs(30)).await?;
             let pool = Arc::new(Pool::start_with(members, options));
-            let following = pool.clone();
-            tokio::spawn(async move {
-                // The source lives as long as its watcher.
-                let _source = source;
-                if let Err(err) = live::follow(following, watcher).await {
-                    eprintln!("ringwise-proxy: {err:#}; routing by the last membership");
-                }
-            });
+            tokio::spawn(live::follow(pool.clone(), changes));
             pool
         }
     };
