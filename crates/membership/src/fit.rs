@@ -89,7 +89,12 @@ pub(crate) fn left_out(
         // algorithm may not take is a member's own (the others are
         // alike): the walk costs one build per weighted member at most.
         let weighted = parts[index].weight.is_some_and(|w| w != 1.0);
-        if (lighter_fit && generated) || !(budget || (generated && weighted)) {
+        let skip = if budget {
+            lighter_fit && generated
+        } else {
+            !(generated && weighted)
+        };
+        if skip {
             continue;
         }
         let alone = build(&alone_settings, std::slice::from_ref(&parts[index]));
