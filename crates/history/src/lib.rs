@@ -24,11 +24,12 @@
 //! against the write of its base, and an acknowledged increment of the
 //! same base that returned more than `v` overwrote it.
 //!
-//! Cost: O(n log n) for n operations (grouped by key, writes sorted by
-//! completion), then per read O(log writes of its key) plus a scan of its
-//! key's increments (counters only).
+//! Cost: O(n log n) for n operations (grouped by key, writes and
+//! increments sorted by completion), then per read O(log n) plus, for a
+//! counter, a scan of its base's later increments (a base is written
+//! once, so they are few).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 /// A counter key's values: `base + increments`, bases multiples of this.
@@ -176,23 +177,24 @@ struct Key<'a> {
     /// Writes by value.
     writes: HashMap<&'a [u8], &'a Op>,
     /// Acknowledged increments by the value they returned.
-    incrs: HashMap<u64, &'a Op>,
+    incrs: BTreeMap<u64, &'a Op>,
     /// Acknowledged writes and deletes by completion time, each with the
     /// latest-invoked one among it and those before it.
     replaced: Vec<(Nanos, &'a Op)>,
-    /// Acknowledged increments (checked one by one: few keys are
-    /// counters).
-    increments: Vec<&'a Op>,
+    /// Acknowledged increments as `replaced` holds writes (for a value
+    /// that is not a counter's: any increment replaced it).
+    incremented: Vec<(Nanos, &'a Op)>,
 }
 
 impl<'a> Key<'a> {
     fn new(ops: &[&'a Op]) -> Self {
         let mut key = Key {
             writes: HashMap::new(),
-            incrs: HashMap::new(),
+            incrs: BTreeMap::new(),
             replaced: Vec::new(),
-            increments: Vec::new(),
+            incremented: Vec::new(),
         };
+        let mut incremented: Vec<(Nanos, &'a Op)> = Vec::new();
         let mut done: Vec<(Nanos, &'a Op)> = Vec::new();
         for &op in ops {
             match (&op.kind, op.completed) {
@@ -203,21 +205,15 @@ impl<'a> Key<'a> {
                     }
                 }
                 (Kind::Delete, Some(c)) => done.push((c, op)),
-                (Kind::Incr(Some(r)), Some(_)) => {
+                (Kind::Incr(Some(r)), Some(c)) => {
                     key.incrs.insert(*r, op);
-                    key.increments.push(op);
+                    incremented.push((c, op));
                 }
                 _ => {}
             }
         }
-        done.sort_by_key(|(c, _)| *c);
-        let mut latest: Option<&'a Op> = None;
-        for (c, op) in done {
-            if latest.is_none_or(|l| op.invoked > l.invoked) {
-                latest = Some(op);
-            }
-            key.replaced.push((c, latest.unwrap_or(op)));
-        }
+        key.replaced = latest_invoked(done);
+        key.incremented = latest_invoked(incremented);
         key
     }
 
@@ -241,27 +237,44 @@ impl<'a> Key<'a> {
         let written = origin.completed?;
         // The latest-invoked write or delete acknowledged before the read
         // began: it replaced the value if it began after it was written.
-        let before = self.replaced.partition_point(|(c, _)| *c < read.invoked);
-        if let Some(&(_, x)) = before.checked_sub(1).and_then(|i| self.replaced.get(i)) {
-            if x.invoked > written {
-                return Some(Why::Stale(origin.clone(), x.clone()));
-            }
+        if let Some(x) = replaced_before(&self.replaced, read.invoked, written) {
+            return Some(Why::Stale(origin.clone(), x.clone()));
         }
-        let incremented = |op: &&&Op| {
-            let (Kind::Incr(Some(r)), Some(done)) = (&op.kind, op.completed) else {
-                return false;
-            };
-            let after = written < op.invoked && done < read.invoked;
-            after
-                && match counter {
-                    Some(c) => *r > c || *r / COUNTER_BASE != c / COUNTER_BASE,
-                    None => true,
-                }
+        // A counter's later value: an increment of its base that returned
+        // more (its base's increments are few: a base is written once).
+        let Some(c) = counter else {
+            return replaced_before(&self.incremented, read.invoked, written)
+                .map(|x| Why::Stale(origin.clone(), x.clone()));
         };
-        (self.increments.iter())
-            .find(incremented)
-            .map(|x| Why::Stale(origin.clone(), (*x).clone()))
+        let end = (c / COUNTER_BASE + 1).saturating_mul(COUNTER_BASE);
+        (self.incrs.range(c + 1..end))
+            .map(|(_, op)| *op)
+            .find(|op| op.invoked > written && op.completed.is_some_and(|d| d < read.invoked))
+            .map(|x| Why::Stale(origin.clone(), x.clone()))
     }
+}
+
+/// `ops` by completion time, each with the latest-invoked one among it
+/// and those before it.
+fn latest_invoked(mut ops: Vec<(Nanos, &Op)>) -> Vec<(Nanos, &Op)> {
+    ops.sort_by_key(|(c, _)| *c);
+    let mut latest: Option<&Op> = None;
+    ops.into_iter()
+        .map(|(c, op)| {
+            if latest.is_none_or(|l| op.invoked > l.invoked) {
+                latest = Some(op);
+            }
+            (c, latest.unwrap_or(op))
+        })
+        .collect()
+}
+
+/// The latest-invoked of `ops` (from [`latest_invoked`]) completed
+/// before `before`, if it began after `written`.
+fn replaced_before<'a>(ops: &[(Nanos, &'a Op)], before: Nanos, written: Nanos) -> Option<&'a Op> {
+    let n = ops.partition_point(|(c, _)| *c < before);
+    let (_, x) = *ops.get(n.checked_sub(1)?)?;
+    (x.invoked > written).then_some(x)
 }
 
 /// A counter's value: decimal digits at least [`COUNTER_BASE`].
