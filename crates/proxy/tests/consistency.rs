@@ -396,9 +396,13 @@ fn any_sequence_of_changes_stalls_and_restarts_keeps_the_promise() {
         let servers = document["servers"].as_array().cloned().unwrap_or_default();
         servers.iter().filter_map(|s| s[field].as_u64()).sum()
     };
-    let exercised =
-        ["fallback_hits", "ejections", "flushes", "sweeps", "swept"].map(|f| (f, total(f)));
-    eprintln!("consistency: seed {seed}: {exercised:?}");
+    // `swept` is shown, not required: keys written soon after a change
+    // leave a sweep nothing to delete.
+    let exercised = ["fallback_hits", "ejections", "flushes", "sweeps"].map(|f| (f, total(f)));
+    eprintln!(
+        "consistency: seed {seed}: {exercised:?}, swept {}",
+        total("swept")
+    );
     assert!(s.hits > 1000, "too few hits to judge anything: {s:?}");
     for (field, n) in exercised {
         assert!(
