@@ -25,6 +25,11 @@
 //!    let the rest fit: the smallest `k` such that the members without the
 //!    `k` first of the order build.
 //!
+//! 3. None failed alone and the failure is not the budget's: an algorithm
+//!    that takes one weight for all (`multiprobe`). The members whose
+//!    weight differs from most members' (ties: the lighter) are left out,
+//!    if the rest then builds.
+//!
 //! Anything else (a hash the algorithm cannot use, a parameter out of
 //! range) stays the config's fault: nothing is left out here.
 //!
@@ -113,6 +118,9 @@ pub(crate) fn left_out(
             Err(_) => {}
         }
     }
+    if out.is_empty() && !budget {
+        return one_weight(settings, parts);
+    }
     if !out.is_empty() || !budget {
         return out;
     }
@@ -128,6 +136,52 @@ pub(crate) fn left_out(
                 message(error)
             );
             (index, why)
+        })
+        .collect()
+}
+
+/// Members that each build alone but not together, for another reason
+/// than the budget: an algorithm that takes one weight for every member
+/// (`multiprobe`). The members whose weight differs from most members'
+/// (ties: the lighter weight) are left out, if the rest then builds;
+/// else nothing is (the config's fault). O(N log N) and one build.
+fn one_weight(settings: &Settings, parts: &[ringwise::Member]) -> Vec<(usize, String)> {
+    let weight = |i: usize| parts[i].weight.unwrap_or(1.0);
+    let mut weights: Vec<f64> = (0..parts.len()).map(weight).collect();
+    weights.sort_by(f64::total_cmp);
+    // The most common weight; runs in ascending order, so the first of the
+    // longest is the lighter on a tie.
+    let (mut common, mut most, mut at) = (None, 0, 0);
+    while at < weights.len() {
+        let run = weights[at..]
+            .iter()
+            .take_while(|&&w| w == weights[at])
+            .count();
+        if run > most {
+            (common, most) = (Some(weights[at]), run);
+        }
+        at += run;
+    }
+    let Some(common) = common.filter(|_| most < parts.len()) else {
+        return Vec::new();
+    };
+    let rest: Vec<ringwise::Member> = (0..parts.len())
+        .filter(|&i| weight(i) == common)
+        .map(|i| parts[i].clone())
+        .collect();
+    if build(settings, &rest).is_err() {
+        return Vec::new();
+    }
+    (0..parts.len())
+        .filter(|&i| weight(i) != common)
+        .map(|i| {
+            let why = format!(
+                "field `weight`: the algorithm takes one weight for every member, and most \
+                 members have {common} (this one {}); it is left out: give it weight {common}, \
+                 or use the ring or maglev",
+                weight(i)
+            );
+            (i, why)
         })
         .collect()
 }

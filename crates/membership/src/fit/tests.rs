@@ -133,6 +133,23 @@ fn a_weight_the_algorithm_refuses_for_all_members_leaves_out_only_the_weighted()
     assert!(why(&cluster, "heavy").contains("slots cannot weigh"));
 }
 
+/// multiprobe takes one weight for every member: one member registered
+/// with another weight is left out and named, not charged to the config
+/// (it froze every watcher on its old ring).
+#[test]
+fn a_member_whose_weight_differs_where_one_weight_is_taken_is_left_out() {
+    let config = r#"{"algorithm": "multiprobe"}"#;
+    let members = [("a", "{}"), ("odd", r#"{"weight": 3}"#), ("b", "{}")];
+    let mut held = contents(Some(config), &members);
+    let cluster = Cluster::from_contents(&mut held).expect("a ring of a and b");
+    assert_eq!(names(&cluster), ["a", "b"], "{:?}", cluster.skipped);
+    assert!(
+        why(&cluster, "odd").contains("one weight"),
+        "{:?}",
+        cluster.skipped
+    );
+}
+
 /// The config is still at fault when it is what pushes members that were
 /// there before it past the budget, and a budget no member fits is
 /// refused by `config --set` before it is written.
