@@ -13,6 +13,8 @@
 mod support;
 
 mod allocate;
+mod atomic_writes;
+mod bounded_memory;
 mod cli;
 mod compat;
 mod compat_cli;
@@ -21,12 +23,10 @@ mod etcd;
 mod generated_scripts;
 mod gossip;
 mod help;
-mod issue24;
-mod issue24_files;
-mod issue8;
 mod join_budget;
 mod json_numbers;
 mod key_lines;
+mod lookup_output;
 mod membership;
 mod plan;
 mod plan_removed;

@@ -3,13 +3,13 @@
 //! scripts/install-test-deps) on loopback ports with a fresh data
 //! directory, and kills it by pid when it ends, however it ends. `errors`
 //! checks what a call etcd does not take says (unreachable, TLS, users);
-//! `issue24` the values that are not what they seem, malformed endpoints,
+//! `stored_values` the values that are not what they seem, malformed endpoints,
 //! and etcd servers that die with the process that started them; `budget`
 //! a member whose points the ring cannot hold, left out and named.
 
 mod budget;
 mod errors;
-mod issue24;
 mod live;
 mod soak;
+mod stored_values;
 mod support;

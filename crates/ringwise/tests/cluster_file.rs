@@ -4,7 +4,7 @@
 use ringwise::{Algorithm, ClusterSpec, Error, StableHash};
 
 /// The line, field and message of the cluster-file error `text` gives
-/// (also used by `issue24`).
+/// (also used by `core_limits`).
 pub(crate) fn error(text: &str) -> (Option<usize>, Option<String>, String) {
     match ClusterSpec::from_toml(text) {
         Err(Error::ClusterFile {

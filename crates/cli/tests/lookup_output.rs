@@ -1,4 +1,4 @@
-//! Issue 8 on the `lookup` / `inspect` side: honest shares, streaming,
+//! The `lookup` / `inspect` side: honest shares, streaming,
 //! the point budget, readable numbers, one exit-code table, warnings for
 //! settings that do nothing, escaped text output, completions, man page,
 //! versioned JSON.

@@ -1,4 +1,4 @@
-//! Issue 24, against real etcd: values under the prefix that are not what
+//! Against real etcd: values under the prefix that are not what
 //! they seem (a member stored as an array, a number, text or null; a
 //! config that drops the members already in the ring), endpoints refused
 //! before anything connects, and test servers that die with the process
@@ -438,7 +438,7 @@ fn ended(pid: u32) -> bool {
 fn an_etcd_dies_with_the_process_that_started_it() {
     let mut parent = Command::new(std::env::current_exe().expect("this binary"))
         .args([
-            "issue24::starts_an_etcd_and_waits_to_be_killed",
+            "stored_values::starts_an_etcd_and_waits_to_be_killed",
             "--exact",
             "--ignored",
             "--nocapture",

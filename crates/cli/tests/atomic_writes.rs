@@ -1,4 +1,4 @@
-//! Issue 24's files, secrets and write errors, end to end on the binary:
+//! Files, secrets and write errors, end to end on the binary:
 //!
 //! - every file ringwise writes (`plan --write` and `--svg`, `inspect
 //!   --svg`, `man --dir`, `simulate --plot`) is replaced atomically: on a

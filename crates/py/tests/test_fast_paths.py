@@ -1,4 +1,4 @@
-"""Issue 29: the faster Python paths answer exactly as the simple ones.
+"""The faster Python paths answer exactly as the simple ones.
 
 * ``locate_many`` (keys read 4,096 at a time, each ``str``'s UTF-8 read in
   place, the lookups batched) equals a loop of ``locate`` on random keys:

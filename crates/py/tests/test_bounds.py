@@ -1,4 +1,4 @@
-"""Issue 24's Python items, as classes.
+"""Bounds and errors of the Python entry points, as classes.
 
 * 8: every entry point that reads a file or text is bounded as the CLI is:
   ``Placement.from_file`` reads through the 64 MiB cluster-file cap (one

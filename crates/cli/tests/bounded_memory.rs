@@ -1,4 +1,4 @@
-//! Issue 24 (reliability): what holds keys holds a bounded number of bytes,
+//! What holds keys holds a bounded number of bytes,
 //! and large outputs stream. Each test is named after what it pins; the
 //! memory tests run the real binary under an address-space limit
 //! (`ulimit -v`), where an unbounded hold aborts instead of exhausting the

@@ -1,4 +1,4 @@
-//! Issue 24, core items: a point given to two nodes (3), the cluster file's
+//! Core limits: a point given to two nodes (3), the cluster file's
 //! structure budget before parsing (5), membership tests that grew with N
 //! (10), bounded loads with a hot key (12), memento's cost with removals and
 //! the work estimates of memento, anchor and dx (13), `capacity = 0` and
