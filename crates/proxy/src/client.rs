@@ -35,6 +35,7 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
+use crate::backend::failure;
 use crate::exchange::{Batch, ask, line, send, tell, wait};
 use crate::hot::Hot;
 use crate::pool::Pool;
@@ -96,11 +97,13 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                 break;
             };
             start += used;
-            let routing = pool.routing();
             // Taken before anything is sent: the answer's room.
             let Some(mut permit) = take(&budget, 1, &queue, &mut held, &mut batch).await else {
                 break 'conn;
             };
+            // Loaded after any wait: a request is queued on the routing it
+            // was routed by, with no wait in between.
+            let routing = pool.routing();
             // A retrieval of several parts: the reader waits until it is
             // written (its later parts go before this client's next
             // requests).
@@ -151,7 +154,7 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                                 bytes: &bytes,
                                 noreply,
                             };
-                            Box::pin(locked_write(&routing, hot, client, write, timeout)).await
+                            Box::pin(locked_write(&pool, hot, client, write, timeout)).await
                         }
                     };
                     match pending {
@@ -234,7 +237,7 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                             noreply: true,
                         };
                         let (timeout, hot) = (settings.timeout, pool.hot());
-                        Box::pin(locked_write(&routing, hot, client, write, timeout)).await;
+                        Box::pin(locked_write(&pool, hot, client, write, timeout)).await;
                     }
                     if noreply {
                         continue;
@@ -389,13 +392,16 @@ struct Write<'a> {
     noreply: bool,
 }
 
-/// A write of an unsettled or hot key, under its lock ([`crate::warm`]):
-/// the value copied first when the command reads it, the write to the
-/// owner awaited, then the key deleted on its losers and hot replicas,
-/// each awaited (no answer taints that server). `None` when nothing is to
-/// be answered.
+/// A write of an unsettled or hot key, under its lock ([`crate::warm`]),
+/// routed once the lock is held: the value copied first when the command
+/// reads it, the write to the owner awaited, then the key deleted on its
+/// losers and hot replicas, each awaited. The write is acknowledged only
+/// when every one of those deletes was answered: otherwise an older copy
+/// may remain where a read could find it, and the client gets a
+/// `SERVER_ERROR` (the write may have been applied, as after a timeout).
+/// `None` when nothing is to be answered.
 async fn locked_write(
-    routing: &Routing,
+    pool: &Pool,
     hot: Option<&Hot>,
     client: usize,
     write: Write<'_>,
@@ -406,10 +412,12 @@ async fn locked_write(
         bytes,
         noreply,
     } = write;
+    let locks = pool.routing().locks.clone();
+    let _lock = locks.lock(key).await;
+    let routing = pool.routing();
     let Some((owner, unsettled)) = routing.route(key) else {
         return (!noreply).then_some(Pending::Now(EMPTY));
     };
-    let _lock = routing.locks.lock(key).await;
     let verb = bytes
         .split(|&b| b == b' ')
         .find(|w| !w.is_empty())
@@ -417,7 +425,7 @@ async fn locked_write(
     let replaces = verb == b"set" || verb == b"delete";
     if unsettled && !replaces {
         // Found as before the change: copied first.
-        warm(routing, owner, client, key, timeout).await;
+        warm(&routing, owner, client, key, timeout).await;
     }
     // The write itself, known to be done before the lock is let go: its
     // answer, or with noreply a no-op's answer after it.
@@ -444,6 +452,7 @@ async fn locked_write(
         }
     }
     let fallbacks = routing.fallbacks(key, owner);
+    let mut unanswered: Option<&Arc<Server>> = None;
     for server in &elsewhere {
         match ask(server, client, &delete, Expect::Line, timeout).await {
             Some(a) => {
@@ -451,10 +460,15 @@ async fn locked_write(
                 let readable = fallbacks.iter().any(|f| Arc::ptr_eq(f, server));
                 deleted |= readable && a == b"DELETED\r\n";
             }
-            None => server.taint(),
+            None => unanswered = unanswered.or(Some(server)),
         }
     }
     let answer = answer?;
+    if let Some(server) = unanswered {
+        let why = "no answer to deleting the key's older copy there, so the write \
+                   (perhaps applied) is not acknowledged";
+        return Some(Pending::Ready(failure(server.address(), why)));
+    }
     if verb == b"delete" && deleted && answer == b"NOT_FOUND\r\n" {
         return Some(Pending::Now(b"DELETED\r\n"));
     }

@@ -157,7 +157,7 @@ impl Hot {
         let bound = (1.0 + self.settings.epsilon) * mean + 1.0;
         ids.iter()
             .map(|&id| &table.servers[id as usize])
-            .find(|s| !s.is_ejected() && !s.is_tainted() && (s.period_reads() as f64) < bound)
+            .find(|s| !s.is_ejected() && (s.period_reads() as f64) < bound)
             .or(Some(owner))
     }
 

@@ -26,6 +26,8 @@ pub mod hot;
 pub mod live;
 #[cfg(feature = "server")]
 pub mod locks;
+#[cfg(feature = "server")]
+pub mod log;
 mod numbers;
 #[cfg(feature = "server")]
 pub mod pool;

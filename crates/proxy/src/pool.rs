@@ -14,17 +14,21 @@
 //!
 //! - a membership change ([`Pool::change`], [`Pool::change_to`]): the new
 //!   placement; a server that was not in the table in force is flushed
-//!   (`flush_all`) before it gets keys, since it may hold values from an
+//!   (`flush_all`, on each of its connections) before it gets keys, since it may hold values from an
 //!   earlier time in the pool that were overwritten since (one that does
 //!   not answer the flush joins as ejected); a change that changes no
 //!   server and no fingerprint is no change;
 //! - an ejection ([`crate::server`]): the same placement with the server
 //!   out;
-//! - a re-admission: after its retry timeout an ejected server is flushed,
-//!   and put back once the flush is answered;
+//! - a re-admission: after its retry timeout an ejected server is flushed
+//!   on each connection (after whatever was sent to it before it stopped),
+//!   and put back once every flush is answered;
 //! - settling: a change is dropped from the routing once its window has
 //!   closed and every server that may have lost keys in it and is still in
 //!   the pool has been swept since ([`crate::sweep`]).
+//!
+//! Each is logged with its epoch and reason, and so is a change once
+//! settled ([`crate::log`]).
 //!
 //! Servers are kept by address across changes, with their connections,
 //! health and counters. The proxy trusts what the servers of its first
@@ -35,7 +39,7 @@
 //! [`crate::routing`].
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -44,9 +48,10 @@ use arc_swap::ArcSwap;
 use ringwise::{AnyPlacement, ClusterSpec, Keyed, Placement};
 use ringwise_import::Kind;
 
-use crate::exchange::ask;
+use crate::exchange::{send, wait};
 use crate::hot::{Hot, HotKeys};
 use crate::locks::KeyLocks;
+use crate::note;
 use crate::response::Expect;
 use crate::routing::{Change, Routing, Table};
 use crate::server::{Ejection, Server};
@@ -122,6 +127,7 @@ pub struct Pool {
     options: Options,
     hot: Option<Hot>,
     locks: Arc<KeyLocks>,
+    published: Arc<AtomicU64>,
     next_client: AtomicUsize,
 }
 
@@ -137,11 +143,13 @@ impl Pool {
         let servers = Mutex::new(HashMap::new());
         let table = table(&servers, &options, members, |_| false);
         let locks = Arc::new(KeyLocks::default());
+        let published = Arc::new(AtomicU64::new(0));
         let routing = Routing {
             current: table.clone(),
             changes: Vec::new(),
             epoch: 0,
             locks: locks.clone(),
+            published: published.clone(),
         };
         Pool {
             routing: ArcSwap::from_pointee(routing),
@@ -154,6 +162,7 @@ impl Pool {
             options,
             hot: options.hot_keys.map(Hot::new),
             locks,
+            published,
             next_client: AtomicUsize::new(0),
         }
     }
@@ -184,14 +193,27 @@ impl Pool {
         let new = table(&self.servers, &self.options, members, |_| false);
         // Flushed before they are given keys; one that does not answer
         // joins ejected (and is flushed before it is re-admitted).
+        let mut joined: Vec<&str> = Vec::new();
         for server in new.servers.iter() {
-            let joining = !old.servers.iter().any(|s| Arc::ptr_eq(s, server));
-            if (joining || server.is_tainted()) && !self.flush(server).await {
-                server.eject_now();
+            if !old.servers.iter().any(|s| Arc::ptr_eq(s, server)) {
+                joined.push(server.address());
+                if !self.flush(server).await {
+                    server.eject_now();
+                }
             }
         }
+        let left: Vec<&str> = (old.servers.iter())
+            .filter(|s| !new.servers.iter().any(|n| Arc::ptr_eq(s, n)))
+            .map(|s| s.address())
+            .collect();
+        let why = format!(
+            "a new membership of {} servers (joined: {}; left: {})",
+            new.servers.len(),
+            listed(&joined),
+            listed(&left)
+        );
         let out = new.servers.iter().map(|s| s.is_ejected()).collect();
-        self.publish(&mut changes, Arc::new(new.with_out(out)));
+        self.publish(&mut changes, Arc::new(new.with_out(out)), &why);
         true
     }
 
@@ -210,7 +232,18 @@ impl Pool {
         }
         let out: Vec<bool> = current.servers.iter().map(|s| s.is_ejected()).collect();
         if out != current.out {
-            self.publish(&mut changes, Arc::new(current.with_out(out)));
+            let named = |wanted: bool| -> Vec<&str> {
+                (current.servers.iter().zip(&out).zip(&current.out))
+                    .filter(|((_, is), was)| is != was && **is == wanted)
+                    .map(|((s, _), _)| s.address())
+                    .collect()
+            };
+            let why = format!(
+                "servers out: {}; re-admitted after a flush: {}",
+                listed(&named(true)),
+                listed(&named(false))
+            );
+            self.publish(&mut changes, Arc::new(current.with_out(out)), &why);
         }
         let now = Instant::now();
         let before = changes.kept.len();
@@ -231,11 +264,17 @@ impl Pool {
             .retain(|k| now < k.change.until + grace || !k.unswept.is_empty());
         if changes.kept.len() != before {
             self.store(&changes);
+            note!(
+                "{} change(s) settled; {} still settling (epoch {})",
+                before - changes.kept.len(),
+                changes.kept.len(),
+                changes.epoch
+            );
         }
     }
 
     /// The servers that a sweep would settle a change with: those still
-    /// unswept in a change whose window has closed, and tainted ones.
+    /// unswept in a change whose window has closed.
     pub async fn to_sweep(&self) -> Vec<Arc<Server>> {
         let changes = self.changes.lock().await;
         let now = Instant::now();
@@ -243,8 +282,7 @@ impl Pool {
         let unswept = (changes.kept.iter())
             .filter(|k| now >= k.change.until)
             .flat_map(|k| k.unswept.iter());
-        let tainted = changes.current.servers.iter().filter(|s| s.is_tainted());
-        for server in unswept.chain(tainted) {
+        for server in unswept {
             if !out.iter().any(|s| Arc::ptr_eq(s, server)) {
                 out.push(server.clone());
             }
@@ -264,19 +302,20 @@ impl Pool {
         }
     }
 
-    /// Sends `flush_all` to `server`; whether it answered `OK`.
+    /// Sends `flush_all` to `server` on each of its connections, after
+    /// whatever each was sent before (memcached applies a connection's
+    /// requests in order, the connections in no order between them);
+    /// whether each answered `OK`.
     pub async fn flush(&self, server: &Server) -> bool {
-        let answer = ask(
-            server,
-            0,
-            b"flush_all\r\n",
-            Expect::Line,
-            self.options.timeout,
-        )
-        .await;
-        let ok = answer.as_deref() == Some(b"OK\r\n");
+        let timeout = self.options.timeout;
+        let flushes: Vec<_> = (0..server.connection_count())
+            .map(|i| send(server, i, b"flush_all\r\n", Expect::Line))
+            .collect();
+        let mut ok = true;
+        for flush in flushes {
+            ok &= wait(server, flush, timeout).await.as_deref() == Ok(b"OK\r\n".as_slice());
+        }
         if ok {
-            server.clean();
             server.counters.flushes.fetch_add(1, Ordering::Relaxed);
         }
         ok
@@ -284,7 +323,7 @@ impl Pool {
 
     /// Makes `table` the one in force, keeping the one before it until
     /// the change is settled.
-    fn publish(&self, changes: &mut Changes, table: Arc<Table>) {
+    fn publish(&self, changes: &mut Changes, table: Arc<Table>, why: &str) {
         let before = std::mem::replace(&mut changes.current, table.clone());
         // Only taking servers out moves no key away from a server still
         // serving: nothing to sweep, and no window (the servers taken out
@@ -317,6 +356,7 @@ impl Pool {
         );
         changes.epoch += 1;
         self.store(changes);
+        note!("routing epoch {}: {why}", changes.epoch);
     }
 
     fn store(&self, changes: &Changes) {
@@ -325,7 +365,9 @@ impl Pool {
             changes: changes.kept.iter().map(|k| k.change.clone()).collect(),
             epoch: changes.epoch,
             locks: self.locks.clone(),
+            published: self.published.clone(),
         }));
+        self.published.store(changes.epoch, Ordering::Release);
     }
 
     /// The routing in force.
@@ -357,6 +399,14 @@ pub async fn health(pool: Arc<Pool>) {
     loop {
         tick.tick().await;
         pool.check_health().await;
+    }
+}
+
+/// `a, b` (`none` for no address), for the log.
+fn listed(addresses: &[&str]) -> String {
+    match addresses.is_empty() {
+        true => "none".to_string(),
+        false => addresses.join(", "),
     }
 }
 

@@ -18,7 +18,9 @@
 //! client's later requests still reach each server after it).
 //!
 //! An unsettled key ([`crate::routing`]) that its owner missed is read
-//! from its previous owners under the key's lock ([`warm`]); for `get`
+//! from its previous owners under the key's lock ([`warm`]), unless a
+//! change was published since the retrieval was routed (then the miss is
+//! the answer); for `get`
 //! that value is the answer, for the others the owner is asked again once
 //! the copy is there (its CAS value, its new expiry). A hot key read from
 //! a replica that missed is read from its owner and copied the same way.
@@ -447,6 +449,10 @@ async fn copy(
     let copy = {
         let _lock = routing.locks.lock(key).await;
         match miss {
+            // Routed before a change that a request holding the lock
+            // before this one may have acted on: the owner missed, which
+            // is an answer (no copy is read from where the key was).
+            _ if !routing.is_latest() => None,
             Miss::Settled => None,
             Miss::Unsettled => warm(routing, owner, client, key, timeout).await,
             Miss::Hot(from) => hot_copy(from, owner, client, key, timeout).await,

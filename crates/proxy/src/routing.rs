@@ -24,13 +24,19 @@
 //!   previous owner that holds it holds its latest value;
 //! - its *losers* (where a write deletes it) are its owners under every
 //!   kept table that are still in the pool or still a fallback. A server
-//!   that leaves the pool gets none: it is flushed if it ever comes back.
+//!   that leaves the pool, or is ejected, gets none: it is flushed before
+//!   it is asked for anything again.
+//!
+//! A request that waits for a key's lock routes the key again once it
+//! holds it (a snapshot taken before the wait may be older than a change
+//! that a request before it already routed by): [`Routing::is_latest`].
 //!
 //! Cost: one hash and lookup per key, plus one lookup per kept change
 //! (none once settled); with ejected servers, a replica walk of up to
 //! (ejected + 1) servers.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use ringwise::{AnyPlacement, Keyed, NodeId};
@@ -114,6 +120,8 @@ pub struct Routing {
     pub epoch: u64,
     /// The key locks every snapshot shares.
     pub locks: Arc<KeyLocks>,
+    /// The epoch of the routing in force, which every snapshot shares.
+    pub published: Arc<AtomicU64>,
 }
 
 impl Routing {
@@ -137,8 +145,7 @@ impl Routing {
         let mut out: Vec<Arc<Server>> = Vec::new();
         for change in self.changes.iter().filter(|c| now < c.until) {
             if let Some(before) = change.before.owner(key) {
-                let usable = !before.is_ejected() && !before.is_tainted();
-                if usable
+                if !before.is_ejected()
                     && !Arc::ptr_eq(before, owner)
                     && !out.iter().any(|s| Arc::ptr_eq(s, before))
                 {
@@ -157,9 +164,9 @@ impl Routing {
             let Some(before) = change.before.owner(key) else {
                 continue;
             };
-            // An ejected or tainted server is flushed or swept before it
-            // is asked for anything again.
-            let reachable = !before.is_ejected() && !before.is_tainted();
+            // An ejected server is flushed before it is asked for
+            // anything again.
+            let reachable = !before.is_ejected();
             let kept = self.current.serves(before) || now < change.until;
             if kept
                 && reachable
@@ -170,6 +177,11 @@ impl Routing {
             }
         }
         out
+    }
+
+    /// Whether no change was published since this snapshot.
+    pub fn is_latest(&self) -> bool {
+        self.published.load(Ordering::Acquire) == self.epoch
     }
 
     /// Whether any change is being settled (hot keys are not spread

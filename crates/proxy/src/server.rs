@@ -8,14 +8,11 @@
 //! its keys go to their next owner ([`crate::routing`]) once the pool has
 //! published the change. Unlike twemproxy, a server comes back only
 //! through the pool ([`crate::pool`]): after `retry_timeout` the pool
-//! flushes it (it may hold values that were overwritten while it was
-//! out), and re-admits it when the flush is answered. `failure_limit` 0
-//! never ejects.
-//!
-//! Tainted: a server that may hold a stale copy of a key it does not
-//! own, because a delete sent to it as a previous owner got no answer.
-//! It is neither read as a fallback nor sent deletes until a sweep or a
-//! flush clears it ([`crate::sweep`]).
+//! flushes it on every connection (it may hold values that were
+//! overwritten while it was out, and requests sent before it stopped may
+//! still be applied: each connection's flush comes after them), and
+//! re-admits it when every flush is answered. `failure_limit` 0 never
+//! ejects. Ejections and re-admissions are logged ([`crate::log`]).
 //!
 //! Cost: a few relaxed atomics per request.
 
@@ -67,9 +64,6 @@ pub struct Server {
     /// Milliseconds since `started` from which it may be tried again; 0:
     /// in.
     ejected_until: AtomicU64,
-    /// Times it was tainted, and that count when it was last cleaned.
-    taints: AtomicU64,
-    cleaned: AtomicU64,
     started: Instant,
     /// Requests in the current hot-key period ([`crate::hot`]'s load).
     period: AtomicU64,
@@ -95,8 +89,6 @@ impl Server {
             ejection,
             failures: AtomicU32::new(0),
             ejected_until: AtomicU64::new(0),
-            taints: AtomicU64::new(0),
-            cleaned: AtomicU64::new(0),
             started: Instant::now(),
             period: AtomicU64::new(0),
             counters: Counters::default(),
@@ -114,6 +106,12 @@ impl Server {
         self.counters.requests.fetch_add(1, Ordering::Relaxed);
         self.period.fetch_add(1, Ordering::Relaxed);
         &self.connections[client % self.connections.len()]
+    }
+
+    /// How many connections it has (a barrier such as a flush is sent on
+    /// each: client `i`'s is [`Server::connection`]`(i)`).
+    pub fn connection_count(&self) -> usize {
+        self.connections.len()
     }
 
     /// Requests sent to it in the current hot-key period.
@@ -146,6 +144,11 @@ impl Server {
     pub fn eject_now(&self) {
         if !self.is_ejected() {
             self.counters.ejections.fetch_add(1, Ordering::Relaxed);
+            crate::note!(
+                "server {} ejected: it did not answer its flush; retried in {} ms",
+                self.address,
+                self.ejection.retry_timeout.as_millis()
+            );
         }
         self.retry_later();
     }
@@ -156,37 +159,10 @@ impl Server {
         self.ejected_until.store(until.max(1), Ordering::Relaxed);
     }
 
-    /// Flushed and answering: in again, clean.
+    /// Flushed and answering: in again.
     pub fn readmit(&self) {
         self.failures.store(0, Ordering::Relaxed);
-        self.clean();
         self.ejected_until.store(0, Ordering::Relaxed);
-    }
-
-    /// Whether it may hold a stale copy of a key it does not own.
-    pub fn is_tainted(&self) -> bool {
-        self.taints.load(Ordering::Relaxed) != self.cleaned.load(Ordering::Relaxed)
-    }
-
-    /// A delete sent to it as a previous owner got no answer.
-    pub fn taint(&self) {
-        self.taints.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// How many times it was tainted (for [`Server::clean_if`]).
-    pub fn taint_count(&self) -> u64 {
-        self.taints.load(Ordering::Relaxed)
-    }
-
-    /// Flushed: holds no key it does not own.
-    pub fn clean(&self) {
-        self.clean_if(self.taint_count());
-    }
-
-    /// Swept by a sweep that began when it had been tainted `seen` times:
-    /// clean unless tainted again since.
-    pub fn clean_if(&self, seen: u64) {
-        self.cleaned.store(seen, Ordering::Relaxed);
     }
 
     /// A request to it got an answer.
@@ -201,10 +177,20 @@ impl Server {
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
         let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
         let limit = self.ejection.failure_limit;
-        if limit > 0 && failures >= limit && !self.is_ejected() {
-            let until = self.now_ms() + self.ejection.retry_timeout.as_millis() as u64;
-            self.ejected_until.store(until.max(1), Ordering::Relaxed);
+        let until = (self.now_ms() + self.ejection.retry_timeout.as_millis() as u64).max(1);
+        // Once: two failing requests at the limit eject it once.
+        let ejects = limit > 0
+            && failures >= limit
+            && (self.ejected_until)
+                .compare_exchange(0, until, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok();
+        if ejects {
             self.counters.ejections.fetch_add(1, Ordering::Relaxed);
+            crate::note!(
+                "server {} ejected after {failures} failures in a row; retried in {} ms",
+                self.address,
+                self.ejection.retry_timeout.as_millis()
+            );
         }
     }
 }

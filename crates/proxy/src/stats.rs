@@ -3,7 +3,7 @@
 //! one JSON line per interval on standard output (`ringwise watch`'s).
 //!
 //! The document: `{"epoch": N, "warm_up": bool, "settling": N,
-//! "servers": [{"address", "in_ring", "ejected", "tainted", "requests",
+//! "servers": [{"address", "in_ring", "ejected", "requests",
 //! "hits", "misses", "fallback_hits", "errors", "ejections", "sweeps",
 //! "swept", "flushes"}, ...]}`:
 //! `warm_up` while a change's window is open, `settling` the changes not
@@ -42,7 +42,6 @@ pub fn document(pool: &Pool) -> Value {
                 "address": s.address(),
                 "in_ring": current.contains(&s.address()),
                 "ejected": s.is_ejected(),
-                "tainted": s.is_tainted(),
                 "requests": n(&c.requests),
                 "hits": n(&c.hits),
                 "misses": n(&c.misses),

@@ -63,18 +63,20 @@ pub async fn follow(pool: Arc<Pool>) {
         tokio::time::sleep(Duration::from_millis(100)).await;
         for server in pool.to_sweep().await {
             let started = Instant::now();
-            let taint = server.taint_count();
             match sweep(&pool, &server).await {
                 Ok(deleted) => {
                     let counters = &server.counters;
                     counters.sweeps.fetch_add(1, Ordering::Relaxed);
                     counters.swept.fetch_add(deleted, Ordering::Relaxed);
-                    server.clean_if(taint);
                     pool.swept(&server, started).await;
+                    crate::note!(
+                        "server {} swept: {deleted} keys it does not own deleted",
+                        server.address()
+                    );
                 }
                 Err(Failed::Unsupported(why)) => {
-                    eprintln!(
-                        "ringwise-proxy: {} cannot list its keys ({why}); flushing it instead",
+                    crate::note!(
+                        "{} cannot list its keys ({why}); flushing it instead",
                         server.address()
                     );
                     if pool.flush(&server).await {

@@ -20,11 +20,13 @@
 //! write with its deletes, each hold the key's lock ([`crate::locks`])
 //! and wait for every answer, so per key they happen one after another.
 //! A write deletes every older copy a read could fall back to, so the
-//! most recent previous owner holding the key holds its latest value. A
-//! delete that gets no answer taints its server (read no more until it
-//! is swept or flushed); a copy whose `add` gets no answer is followed by
-//! a `delete` on the same connection, so it cannot land after a later
-//! write. Keys that did not move are never read elsewhere.
+//! most recent previous owner holding the key holds its latest value: a
+//! write is acknowledged only once every such delete was answered (an
+//! unanswered one leaves the write unacknowledged, and the copy it did
+//! not delete is then no older than the last acknowledged write). A copy
+//! whose `add` gets no answer is followed by a `delete` on the same
+//! connection, so it cannot land after a later write. Keys that did not
+//! move are never read elsewhere.
 //!
 //! Cost: a hit on the owner costs nothing more; a miss one round trip per
 //! fallback asked, and the copy one round trip to the owner.

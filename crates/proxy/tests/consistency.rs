@@ -11,8 +11,11 @@
 //! the cluster file to a random subset of four servers (servers leave and
 //! come back, windows overlap), reorders it, SIGSTOPs a server for a
 //! while (it is ejected and re-admitted), or SIGKILLs one and starts it
-//! again on its port. Afterwards every read must keep the promise
-//! (`ringwise_history::check`).
+//! again on its port. The proxy keeps two connections to each server, so
+//! that ordering across connections is tried too. Afterwards every read
+//! must keep the promise (`ringwise_history::check`); when one does not,
+//! the nemesis's steps and the proxy's log around the first such read
+//! are printed, stamped alike.
 //!
 //! `RINGWISE_HISTORY_SECONDS` (default 30) and `RINGWISE_HISTORY_SEED`
 //! (default: the recorded seeds below) set the run; `scripts/proxy-history`
@@ -26,9 +29,10 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ringwise_history::{COUNTER_BASE, Kind, Op, check, summary};
+use ringwise_proxy::log::stamp;
 
 use crate::process::scratch_dir;
 use crate::rng::Rng;
@@ -311,9 +315,17 @@ fn any_sequence_of_changes_stalls_and_restarts_keeps_the_promise() {
         "800",
         "--reload-interval",
         "20",
+        "--server-connections",
+        "2",
     ]);
     let stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
+    let epoch = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    // The nemesis's steps, stamped as the proxy stamps its log.
+    let mut steps: Vec<String> = Vec::new();
+    let mut step = |what: String| steps.push(format!("{} {what}", stamp(epoch + start.elapsed())));
     let histories: Arc<Mutex<Vec<Op>>> = Arc::default();
     let workers: Vec<_> = (0..CLIENTS)
         .map(|process| {
@@ -353,21 +365,26 @@ fn any_sequence_of_changes_stalls_and_restarts_keeps_the_promise() {
             // A stalled server: ejected, then re-admitted.
             6 | 7 => {
                 let victim = &servers[rng.below(4)];
+                step(format!("SIGSTOP {}", victim.address()));
                 signal(victim.process.id(), "STOP");
                 sleep(Duration::from_millis(rng.between(200, 1500) as u64));
                 signal(victim.process.id(), "CONT");
+                step(format!("SIGCONT {}", victim.address()));
             }
             // A server killed and started again, empty, on its port.
             _ => {
                 let i = rng.below(4);
                 let port = servers[i].port;
+                step(format!("SIGKILL {}", servers[i].address()));
                 signal(servers[i].process.id(), "KILL");
                 sleep(Duration::from_millis(rng.between(50, 600) as u64));
                 servers[i] = memcached_on(port);
+                step(format!("restarted {} empty", servers[i].address()));
             }
         }
         let names: Vec<String> = listed.iter().map(|&i| addresses[i].clone()).collect();
         write_pool(&pool, &names);
+        step(format!("cluster file: {}", names.join(" ")));
         changes += 1;
     }
     stop.store(true, Ordering::Relaxed);
@@ -388,6 +405,32 @@ fn any_sequence_of_changes_stalls_and_restarts_keeps_the_promise() {
     );
     for v in violations.iter().take(10) {
         eprintln!("  {v}");
+    }
+    if let Some(first) = violations.first() {
+        // What happened in the three seconds before the first bad read.
+        let at = |ns: u64| stamp(epoch + Duration::from_nanos(ns));
+        let (from, to) = (
+            at(first.read.invoked.saturating_sub(3_000_000_000)),
+            at(first.read.invoked + 100_000_000),
+        );
+        eprintln!(
+            "consistency: first bad read began at {}; from {from}:",
+            at(first.read.invoked)
+        );
+        let log = proxy.log();
+        let mut lines: Vec<&str> = steps
+            .iter()
+            .map(String::as_str)
+            .chain(log.lines())
+            .collect();
+        lines.retain(|l| {
+            l.get(..24)
+                .is_some_and(|t| (from.as_str()..=to.as_str()).contains(&t))
+        });
+        lines.sort();
+        for line in lines {
+            eprintln!("  {line}");
+        }
     }
     // What the run exercised, from the proxy's own counters.
     let text = crate::servers::exchange_until(stats_port, b"", b"\n");

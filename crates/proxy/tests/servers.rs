@@ -27,7 +27,7 @@ impl Server {
         format!("127.0.0.1:{}", self.port)
     }
 
-    fn log(&self) -> String {
+    pub fn log(&self) -> String {
         fs::read_to_string(self.process.dir().join("log")).unwrap_or_default()
     }
 
