@@ -23,9 +23,13 @@
 //! may not have been applied, as with any client).
 //!
 //! Bounds: at most [`QUEUE`] answers awaited and [`BACKLOG`] bytes not yet
-//! written; a request beyond either fails at once with a `SERVER_ERROR`
-//! (a stopped server would otherwise hold every client's requests, and
-//! the proxy's memory, until it wakes).
+//! written, of which one client's requests at most [`SHARE`]; a request
+//! beyond any of them fails at once with a `SERVER_ERROR` (a stopped
+//! server would otherwise hold every client's requests, and the proxy's
+//! memory, until it wakes). So one client pipelining large values fills
+//! a quarter of the connection, not all of it: it takes four such
+//! clients before another's request is refused. (The answers a client
+//! awaits are bounded by its own budget, [`crate::client`].)
 //!
 //! Cost: per request one lock and one copy into the output buffer; per
 //! burst at most one wake of the task; per turn one write; per answer one
@@ -43,6 +47,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{Notify, oneshot};
 
 use crate::response::{Expect, frame};
+use crate::share::Shares;
 
 /// An answer, or why there is none (a `SERVER_ERROR` line to send).
 pub type Answer = Result<Vec<u8>, Vec<u8>>;
@@ -73,6 +78,10 @@ pub const QUEUE: usize = 4096;
 /// always taken into an empty buffer, however large).
 pub const BACKLOG: usize = 16 << 20;
 
+/// How many of those bytes may be one client's (a request is always taken
+/// when the client has none waiting, however large).
+pub const SHARE: usize = BACKLOG / 4;
+
 /// A connection: clients queue on it; its task connects, writes and
 /// reads the answers.
 #[derive(Debug, Clone)]
@@ -92,6 +101,8 @@ struct Shared {
 struct State {
     /// Requests not yet written, in the order queued.
     out: Vec<u8>,
+    /// Whose bytes `out` holds.
+    shares: Shares,
     /// The answers awaited, oldest first.
     waiters: VecDeque<Waiter>,
     /// The socket's writing half while connected.
@@ -128,14 +139,16 @@ impl Backend {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
 
-    /// Queues `bytes`, and `reply` when an answer comes; fails `reply` at
-    /// once when the connection holds too much already. True when the
-    /// caller is to [`Backend::flush`] it (connected, and the task is not
-    /// woken yet).
-    pub fn queue(&self, bytes: &[u8], reply: Option<Waiter>) -> bool {
+    /// Queues `bytes` of `client`, and `reply` when an answer comes;
+    /// fails `reply` at once when the connection, or the client's share of
+    /// it, holds too much already. True when the caller is to
+    /// [`Backend::flush`] it (connected, and the task is not woken yet).
+    pub fn queue(&self, client: usize, bytes: &[u8], reply: Option<Waiter>) -> bool {
         let shared = &*self.shared;
         let mut state = shared.lock();
-        let full = !state.out.is_empty() && state.out.len() + bytes.len() > BACKLOG;
+        let own = state.shares.of(client);
+        let full = (!state.out.is_empty() && state.out.len() + bytes.len() > BACKLOG)
+            || (own > 0 && own + bytes.len() > SHARE);
         if full || (reply.is_some() && state.waiters.len() >= QUEUE) {
             drop(state);
             if let Some((_, waiter)) = reply {
@@ -149,6 +162,7 @@ impl Backend {
             return false;
         }
         state.out.extend_from_slice(bytes);
+        state.shares.queued(client, bytes.len());
         if let Some(reply) = reply {
             state.waiters.push_back(reply);
         }
@@ -185,7 +199,12 @@ pub fn failure(address: &str, why: &str) -> Vec<u8> {
 /// The lock is held meanwhile: the writes do not block, and a client
 /// appending now would only be written next turn.
 fn write_out(state: &mut State) -> io::Result<bool> {
-    let State { out, socket, .. } = state;
+    let State {
+        out,
+        socket,
+        shares,
+        ..
+    } = state;
     let Some(socket) = socket else {
         return Ok(false);
     };
@@ -203,6 +222,7 @@ fn write_out(state: &mut State) -> io::Result<bool> {
         }
     };
     out.drain(..written);
+    shares.written(written);
     // A burst of large values does not stay allocated.
     if out.is_empty() && out.capacity() > 1 << 20 {
         *out = Vec::new();
@@ -233,6 +253,7 @@ async fn run(shared: Arc<Shared>, connect_timeout: Duration) {
             state.connecting = false;
             state.task_writes = false;
             state.out = Vec::new();
+            state.shares = Shares::default();
             std::mem::take(&mut state.waiters)
         };
         for (_, waiter) in waiters {

@@ -75,7 +75,7 @@ fn queue<'a>(
     reply: Option<Waiter>,
 ) -> Option<&'a Backend> {
     let connection = server.connection(client);
-    connection.queue(bytes, reply).then_some(connection)
+    connection.queue(client, bytes, reply).then_some(connection)
 }
 
 /// A client's burst: requests queued on their servers' connections, each

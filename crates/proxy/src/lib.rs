@@ -42,6 +42,8 @@ pub mod routing;
 #[cfg(feature = "server")]
 pub mod server;
 #[cfg(feature = "server")]
+pub mod share;
+#[cfg(feature = "server")]
 pub mod stats;
 #[cfg(feature = "server")]
 pub mod sweep;

@@ -22,6 +22,10 @@
 //!   5,120 gets: the requests past the connection's 4,096 are refused at
 //!   once, and those refusals (the proxy's own) never count against the
 //!   server: no failure, no ejection.
+//! - one client pipelining 40 MB of sets to a paused server fills only its
+//!   share of the shared server connection (4 MiB of 16): another
+//!   client's `set`, sent meanwhile, waits and is stored once the server
+//!   wakes, instead of being refused.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -459,5 +463,54 @@ fn a_full_server_connection_refuses_without_counting_against_the_server() {
         exchange(proxied.port, b"get here\r\n"),
         b"VALUE here 0 1\r\n1\r\nEND\r\n"
     );
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn one_client_pipelining_large_values_fills_only_its_share_of_a_connection() {
+    const SETS: usize = 80;
+    let dir = crate::process::scratch_dir("ringwise-proxy-share");
+    let servers = vec![memcached()];
+    let file = cluster_file(&dir, "ring", &servers);
+    let proxied = proxy(&["--cluster", &file, "--timeout", "5000"]);
+    assert_eq!(exchange(proxied.port, &set("here", b"1")), b"STORED\r\n");
+    let pid = servers[0].process.id();
+    signal(pid, "STOP");
+    // 40 MB of noreply sets, sent whole: past what the sockets hold, the
+    // proxy queues them until the client's share (before: the whole
+    // connection) is full, then refuses.
+    let value = vec![b'v'; 500_000];
+    let mut flood = Vec::with_capacity(SETS * (value.len() + 64));
+    for i in 0..SETS {
+        flood.extend_from_slice(format!("set big:{i} 0 0 {} noreply\r\n", value.len()).as_bytes());
+        flood.extend_from_slice(&value);
+        flood.extend_from_slice(b"\r\n");
+    }
+    // Then small ones, which fill whatever room the large ones left.
+    for i in 0..40_000 {
+        flood.extend_from_slice(format!("set small:{i} 0 0 2 noreply\r\nvv\r\n").as_bytes());
+    }
+    // Then a line the proxy answers itself: its answer means every set
+    // before it was queued or refused.
+    flood.extend_from_slice(b"no_such_command\r\n");
+    let mut flooder = TcpStream::connect(("127.0.0.1", proxied.port)).expect("connect");
+    flooder.write_all(&flood).expect("the proxy reads every set");
+    let mut error = [0u8; 7];
+    flooder.read_exact(&mut error).expect("the proxy's own answer");
+    assert_eq!(&error, b"ERROR\r\n");
+    let other = vec![b'o'; 1000];
+    let answer = std::thread::scope(|scope| {
+        let asked = scope.spawn(|| exchange(proxied.port, &set("other", &other)));
+        std::thread::sleep(Duration::from_millis(500));
+        signal(pid, "CONT");
+        asked.join().expect("the other client")
+    });
+    assert_eq!(
+        String::from_utf8_lossy(&answer),
+        "STORED\r\n",
+        "the other client's set was refused or failed"
+    );
+    assert!(exchange(proxied.port, b"get other\r\n").starts_with(b"VALUE other 0 1000\r\n"));
+    drop(flooder);
     let _ = fs::remove_dir_all(dir);
 }
