@@ -190,6 +190,9 @@ impl Backend {
     }
 }
 
+/// The answer to a request when the pool has no server.
+pub const NO_SERVER: &[u8] = b"SERVER_ERROR ringwise-proxy: the pool has no server\r\n";
+
 /// The `SERVER_ERROR` line of a failed request.
 pub fn failure(address: &str, why: &str) -> Vec<u8> {
     format!("SERVER_ERROR ringwise-proxy: server {address}: {why}\r\n").into_bytes()

@@ -35,16 +35,13 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
-use crate::backend::failure;
-use crate::exchange::{Batch, ask, line, send, tell, wait};
-use crate::hot::Hot;
+use crate::backend::NO_SERVER;
+use crate::exchange::{Batch, line, wait};
 use crate::pool::Pool;
 use crate::request::{Limits, Request, Retrieval, TOO_LARGE, parse};
 use crate::response::{Expect, values};
 use crate::retrieve::{FLUSH, Pending, Retrieve, write_retrieval};
-use crate::routing::Routing;
-use crate::server::Server;
-use crate::warm::warm;
+use crate::write::{Write, invalidate, locked_write};
 
 /// How many values the answers one client awaits may hold (its budget):
 /// a client that does not read holds at most this many in the proxy (128
@@ -55,8 +52,6 @@ pub const PIPELINE: usize = 128;
 
 /// A request's answer to come and the budget it holds until written.
 type Queued = (Pending, OwnedSemaphorePermit);
-
-const EMPTY: &[u8] = b"SERVER_ERROR ringwise-proxy: the pool has no server\r\n";
 
 /// The settings every connection shares.
 #[derive(Debug, Clone, Copy)]
@@ -118,7 +113,7 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                 } => {
                     let hot = pool.hot();
                     let pending = match routing.route(key) {
-                        None => (!noreply).then_some(Pending::Now(EMPTY)),
+                        None => (!noreply).then_some(Pending::Now(NO_SERVER)),
                         Some((owner, false)) if !hot.is_some_and(|h| h.recently_hot(key)) => {
                             if let Some(hot) = hot {
                                 invalidate(
@@ -256,7 +251,7 @@ pub async fn serve(stream: TcpStream, pool: Arc<Pool>, settings: Settings) {
                         let answer = batch.send(server, client, b"version\r\n", Expect::Line);
                         Pending::One(server.clone(), answer)
                     }
-                    None => Pending::Now(EMPTY),
+                    None => Pending::Now(NO_SERVER),
                 },
                 Request::Quit | Request::Close => {
                     batch.flush();
@@ -351,128 +346,6 @@ async fn hand(queue: &mpsc::Sender<Queued>, pending: Queued, batch: &mut Batch) 
         }
         Err(TrySendError::Closed(_)) => false,
     }
-}
-
-/// With hot keys on: a write of a key that is not hot deletes it on its
-/// other replicas, now and once more after the timeout (a copy from the
-/// time it was hot may still land); a hot key's writes take
-/// [`locked_write`] instead.
-fn invalidate(
-    hot: &Hot,
-    routing: &Routing,
-    batch: &mut Batch,
-    client: usize,
-    key: &[u8],
-    timeout: Duration,
-) {
-    let others: Vec<Arc<Server>> = hot
-        .others(&routing.current, key)
-        .into_iter()
-        .cloned()
-        .collect();
-    if others.is_empty() {
-        return;
-    }
-    let delete = line(b"delete", key, b" noreply\r\n");
-    for server in &others {
-        batch.tell(server, client, &delete);
-    }
-    tokio::spawn(async move {
-        tokio::time::sleep(timeout).await;
-        for server in &others {
-            tell(server, client, &delete);
-        }
-    });
-}
-
-/// A write request as the client sent it.
-struct Write<'a> {
-    key: &'a [u8],
-    bytes: &'a [u8],
-    noreply: bool,
-}
-
-/// A write of an unsettled or hot key, under its lock ([`crate::warm`]),
-/// routed once the lock is held: the value copied first when the command
-/// reads it, the write to the owner awaited, then the key deleted on its
-/// losers and hot replicas, each awaited. The write is acknowledged only
-/// when every one of those deletes was answered: otherwise an older copy
-/// may remain where a read could find it, and the client gets a
-/// `SERVER_ERROR` (the write may have been applied, as after a timeout).
-/// `None` when nothing is to be answered.
-async fn locked_write(
-    pool: &Pool,
-    hot: Option<&Hot>,
-    client: usize,
-    write: Write<'_>,
-    timeout: Duration,
-) -> Option<Pending> {
-    let Write {
-        key,
-        bytes,
-        noreply,
-    } = write;
-    let locks = pool.routing().locks.clone();
-    let _lock = locks.lock(key).await;
-    let routing = pool.routing();
-    let Some((owner, unsettled)) = routing.route(key) else {
-        return (!noreply).then_some(Pending::Now(EMPTY));
-    };
-    let verb = bytes
-        .split(|&b| b == b' ')
-        .find(|w| !w.is_empty())
-        .unwrap_or_default();
-    let replaces = verb == b"set" || verb == b"delete";
-    if unsettled && !replaces {
-        // Found as before the change: copied first.
-        warm(&routing, owner, client, key, timeout).await;
-    }
-    // The write itself, known to be done before the lock is let go: its
-    // answer, or with noreply a no-op's answer after it.
-    let answer = match noreply {
-        true => {
-            tell(owner, client, bytes);
-            ask(owner, client, b"mn\r\n", Expect::Line, timeout).await;
-            None
-        }
-        false => Some(
-            wait(owner, send(owner, client, bytes, Expect::Line), timeout)
-                .await
-                .unwrap_or_else(|e| e),
-        ),
-    };
-    let delete = line(b"delete", key, b"\r\n");
-    let mut deleted = false;
-    let mut elsewhere: Vec<Arc<Server>> = routing.losers(key, owner);
-    if let Some(hot) = hot {
-        for replica in hot.others(&routing.current, key) {
-            if !Arc::ptr_eq(replica, owner) && !elsewhere.iter().any(|s| Arc::ptr_eq(s, replica)) {
-                elsewhere.push(replica.clone());
-            }
-        }
-    }
-    let fallbacks = routing.fallbacks(key, owner);
-    let mut unanswered: Option<&Arc<Server>> = None;
-    for server in &elsewhere {
-        match ask(server, client, &delete, Expect::Line, timeout).await {
-            Some(a) => {
-                // Held where a read could have found it.
-                let readable = fallbacks.iter().any(|f| Arc::ptr_eq(f, server));
-                deleted |= readable && a == b"DELETED\r\n";
-            }
-            None => unanswered = unanswered.or(Some(server)),
-        }
-    }
-    let answer = answer?;
-    if let Some(server) = unanswered {
-        let why = "no answer to deleting the key's older copy there, so the write \
-                   (perhaps applied) is not acknowledged";
-        return Some(Pending::Ready(failure(server.address(), why)));
-    }
-    if verb == b"delete" && deleted && answer == b"NOT_FOUND\r\n" {
-        return Some(Pending::Now(b"DELETED\r\n"));
-    }
-    Some(Pending::Ready(answer))
 }
 
 async fn write_answers(

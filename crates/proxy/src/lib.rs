@@ -49,3 +49,5 @@ pub mod stats;
 pub mod sweep;
 #[cfg(feature = "server")]
 pub mod warm;
+#[cfg(feature = "server")]
+pub mod write;

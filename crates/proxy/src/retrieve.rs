@@ -39,6 +39,7 @@ use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::oneshot;
 
+use crate::backend::NO_SERVER;
 use crate::exchange::{Batch, Reply, ask, send, wait};
 use crate::request::{Keys, Retrieval, words};
 use crate::response::{Expect, values};
@@ -57,8 +58,6 @@ pub const PART_LINE: usize = 2048;
 
 /// Where the writer flushes what it gathered for its client.
 pub const FLUSH: usize = 64 * 1024;
-
-const EMPTY: &[u8] = b"SERVER_ERROR ringwise-proxy: the pool has no server\r\n";
 
 /// What the writer sends for one request.
 #[derive(Debug)]
@@ -287,7 +286,7 @@ impl Retrieve {
     pub fn send(mut self, batch: &mut Batch) -> Pending {
         if self.owners.is_empty() && !self.streams() {
             return Pending::Now(match self.routing.current.servers.is_empty() {
-                true => EMPTY,
+                true => NO_SERVER,
                 false => b"END\r\n",
             });
         }

@@ -494,9 +494,13 @@ fn one_client_pipelining_large_values_fills_only_its_share_of_a_connection() {
     // before it was queued or refused.
     flood.extend_from_slice(b"no_such_command\r\n");
     let mut flooder = TcpStream::connect(("127.0.0.1", proxied.port)).expect("connect");
-    flooder.write_all(&flood).expect("the proxy reads every set");
+    flooder
+        .write_all(&flood)
+        .expect("the proxy reads every set");
     let mut error = [0u8; 7];
-    flooder.read_exact(&mut error).expect("the proxy's own answer");
+    flooder
+        .read_exact(&mut error)
+        .expect("the proxy's own answer");
     assert_eq!(&error, b"ERROR\r\n");
     let other = vec![b'o'; 1000];
     let answer = std::thread::scope(|scope| {
