@@ -190,8 +190,10 @@ impl Backend {
     }
 }
 
-/// The answer to a request when the pool has no server.
-pub const NO_SERVER: &[u8] = b"SERVER_ERROR ringwise-proxy: the pool has no server\r\n";
+/// The answer to a request when the pool has no server to ask: none at
+/// all, or every one ejected.
+pub const NO_SERVER: &[u8] =
+    b"SERVER_ERROR ringwise-proxy: no server available (the pool has none, or all are ejected)\r\n";
 
 /// The `SERVER_ERROR` line of a failed request.
 pub fn failure(address: &str, why: &str) -> Vec<u8> {

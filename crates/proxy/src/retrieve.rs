@@ -284,10 +284,12 @@ impl Retrieve {
 
     /// Queues the first part in `batch`; what the writer will wait for.
     pub fn send(mut self, batch: &mut Batch) -> Pending {
+        // Nothing to ask: no key (memcached's `END`), or no server for any
+        // key (none in the pool, or all ejected).
         if self.owners.is_empty() && !self.streams() {
-            return Pending::Now(match self.routing.current.servers.is_empty() {
-                true => NO_SERVER,
-                false => b"END\r\n",
+            return Pending::Now(match self.asked.is_empty() {
+                true => b"END\r\n",
+                false => NO_SERVER,
             });
         }
         self.send_part(Some(batch));

@@ -59,12 +59,16 @@ pub struct Table {
 
 impl Table {
     /// The server of `key`, past servers that are out; `None` without
-    /// servers.
+    /// servers, or when every server is out: an ejected server may hold
+    /// values overwritten since, and is asked nothing until it is flushed
+    /// (the client gets `SERVER_ERROR`, as from nutcracker with no live
+    /// server).
     pub fn owner(&self, key: &[u8]) -> Option<&Arc<Server>> {
         let id = self.keyed.owner(key)? as usize;
         if !self.is_out(id) {
             return Some(&self.servers[id]);
         }
+        // Among `out + 1` distinct replicas one is in, unless all are out.
         let out = (0..self.servers.len()).filter(|&i| self.is_out(i)).count();
         let mut replicas: Vec<NodeId> = Vec::with_capacity(out + 1);
         let wanted = (out + 1).min(self.servers.len());
@@ -73,7 +77,6 @@ impl Table {
             .iter()
             .find(|&&r| !self.is_out(r as usize))
             .map(|&r| &self.servers[r as usize])
-            .or(Some(&self.servers[id]))
     }
 
     /// Out in this table, or ejected since it was published: an

@@ -6,7 +6,10 @@
 //!   before it left (it is flushed before it gets keys again);
 //! - a change that moves nothing (the same servers listed in another
 //!   order) does not end an earlier change's warm-up window;
-//! - a membership file over the 64 MiB cap is refused and changes nothing.
+//! - a membership file over the 64 MiB cap is refused and changes nothing;
+//! - with every server ejected, none is asked (a stalled server that wakes
+//!   holds values overwritten meanwhile until it is flushed): the client
+//!   gets `SERVER_ERROR`. The 25-minute history run found this one.
 
 use std::fs;
 use std::path::Path;
@@ -182,4 +185,59 @@ fn a_membership_file_over_the_cap_changes_nothing() {
     }
     assert_eq!(document(pool.stats)["epoch"], 0);
     assert_eq!(get(port, "k").as_deref(), Some("v"));
+}
+
+fn signal(server: &Server, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &server.process.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name}");
+}
+
+#[test]
+fn with_every_server_ejected_none_is_asked() {
+    let dir = scratch_dir("ringwise-proxy-all-out");
+    let servers: Vec<Server> = (0..2).map(|_| memcached()).collect();
+    let file = dir.join("pool.toml");
+    pool_file(&file, &servers.iter().collect::<Vec<_>>());
+    let text = fs::read_to_string(&file).expect("read");
+    let (_, keyed) = ringwise::ClusterSpec::from_toml_built(&text).expect("valid");
+    let path = file.to_string_lossy().into_owned();
+    let proxy = proxy(&[
+        "--cluster",
+        &path,
+        "--auto-eject-hosts",
+        "true",
+        "--server-failure-limit",
+        "1",
+        "--timeout",
+        "300",
+        "--server-retry-timeout",
+        "60000",
+    ]);
+    let port = proxy.port;
+    let (first, second) = (&servers[0], &servers[1]);
+    let key = (0..1000)
+        .map(|i| format!("k:{i}"))
+        .find(|k| keyed.locate(k.as_bytes()) == Some(first.address().as_str()))
+        .expect("a key of the first server");
+    set(port, &key, "old");
+    // The first server stalls and is ejected; the key is written on the
+    // second; then the second stalls and is ejected too, and the first
+    // wakes, still holding "old" (it is flushed only when retried).
+    signal(first, "STOP");
+    assert_eq!(get(port, &key), None, "a stalled server answers nothing");
+    set(port, &key, "new");
+    signal(second, "STOP");
+    assert_eq!(get(port, &key), None);
+    signal(first, "CONT");
+    let answer = exchange(port, format!("get {key}\r\n").as_bytes());
+    signal(second, "CONT");
+    assert_eq!(
+        String::from_utf8_lossy(&answer),
+        "SERVER_ERROR ringwise-proxy: no server available (the pool has none, or all are ejected)\r\n",
+        "an ejected server was asked"
+    );
+    let _ = fs::remove_dir_all(dir);
 }
