@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Python benchmarks of issues 10 and 25, all measured in one run.
+"""The Python benchmarks of BENCHMARKS.md ("Python"), all measured in one run.
 
     python crates/py/bench/bench.py [--quick]
     python crates/py/bench/bench.py --changes [--compat PATH]

@@ -6,10 +6,10 @@
 //! calls) hashes blocks of 256 keys: `hash_each` runs the match once per
 //! block, and each arm's loop inlines its function, instead of calling the
 //! whole match once per key (measured on xxh3, where the call and the match
-//! cost about as much as the 2 ns hash: BENCHMARKS.md, issue 29). Both calls
-//! expand the one list in `with_function!`, so they cannot disagree. A
-//! block of `md5` keys goes through the eight-lane MD5 (`md5_lanes.rs`),
-//! bit for bit the same points.
+//! cost about as much as the 2 ns hash: BENCHMARKS.md, "Core lookups").
+//! Both calls expand the one list in `with_function!`, so they cannot
+//! disagree. A block of `md5` keys goes through the eight-lane MD5
+//! (`md5_lanes.rs`), bit for bit the same points.
 //!
 //! Cost: O(bytes) per key, no allocation.
 
