@@ -1,7 +1,7 @@
 //! The options' value parsers: each refuses a value outside its range by
-//! saying the range, and clap adds the option and the value ("invalid
+//! saying the range, and clap adds the option and the value (`invalid
 //! value '0' for '--memory <MB>': give a whole number from 2 to 65,536
-//! (megabytes)") and exits 2, as for every other bad command line.
+//! (megabytes)`) and exits 2, as for every other bad command line.
 
 /// A whole number from `lo` to `hi` (`unit` follows the range, in
 /// parentheses, when not empty), as the option's type `T`.

@@ -5,6 +5,12 @@
 //! `plan.rs`, ...), and maps a [`Failure`] to its exit code: the codes and
 //! their one rule are in `failure.rs` ([`EXIT_CODES`], also shown by
 //! `--help`).
+//!
+//! The clap command tree below is the one source of `--help`, the man
+//! pages (`man.rs`) and the shell completions: a subcommand's first doc
+//! line is its one-line summary in `--help` and its man page's NAME, and
+//! what it costs goes in the lines below it. Every message to stderr goes
+//! through `say!`.
 
 /// `eprintln!` that cannot panic: when stderr is a closed pipe (its reader
 /// went away) the message is lost, never the command's own exit code.

@@ -1,5 +1,5 @@
 //! Every file the CLI writes (`plan --write` and `--svg`, `inspect --svg`,
-//! `man --dir`) goes through [`file`]: the shared atomic writer of
+//! `man --dir`) goes through [`file()`]: the shared atomic writer of
 //! `ringwise_sim::files` (a temporary file in the same directory, synced,
 //! renamed over the target), its failure exit 74 with one line naming the
 //! file, what failed and that the file is as it was.

@@ -21,7 +21,7 @@
 //!
 //! What the proxy does with a request: a request for one key is forwarded
 //! to the key's owner in its canonical form ([`Request::Keyed`], see
-//! [`canonical`]: the owner reads what the client's line says, and nothing
+//! `request/canonical.rs`: the owner reads what the client's line says, and nothing
 //! a client writes can make it close the connection that other clients
 //! share); a retrieval of several keys is split by owner
 //! ([`Request::Get`], its keys left in the line); what memcached would

@@ -1,14 +1,14 @@
 //! `ringwise._ringwise`: the native half of the Python package `ringwise`.
 //!
 //! No library algorithm lives here: this crate converts Python values to the
-//! library's types and back ([`placement`], [`simulate`], and [`compat`]
-//! for uhashring's ketama views), with one exception, [`uhashring`]: the
+//! library's types and back (`placement.rs`, `simulate.rs`, and `compat.rs`
+//! for uhashring's ketama views), with one exception, `uhashring.rs`: the
 //! uhashring rings the library's `ketama` does not make (its default ring of
 //! 128-bit MD5 points, and ketama with other vnodes or replicas), whose
 //! Python-dict tie rule and 128-bit circle are uhashring's alone. It reads
-//! what they are given from outside ([`inputs`]: capped cluster files,
+//! what they are given from outside (`inputs.rs`: capped cluster files,
 //! iterables of keys or nodes) and maps the
-//! library's errors to Python exceptions in one place ([`errors`]). The
+//! library's errors to Python exceptions in one place (`errors.rs`). The
 //! Python layer (`python/ringwise/__init__.py`) re-exports it and adds the
 //! per-algorithm convenience classes; `python/ringwise/_ringwise.pyi` types it.
 

@@ -5,8 +5,11 @@
 //! is the only list of them: the [`Algorithm`] enum, [`Algorithm::ALL`], the
 //! names (`Display`, `FromStr`, [`Algorithm::NAMES`]), the [`AnyPlacement`]
 //! enum and its dispatch all follow from it (like twemproxy's `DIST_CODEC`
-//! X-macro). Adding an algorithm is: its module, one line here, its tests
-//! (the conformance suite runs every property over `Algorithm::ALL`).
+//! X-macro). Adding an algorithm is: its module with `impl Placement` and
+//! `impl Registered` (`algo/params.rs`: its `READS` and its `pin`), one
+//! line here, its row in the conformance suite's `promises`
+//! (`tests/conformance.rs` runs every property over `Algorithm::ALL` and
+//! fails for an algorithm without a row), its tests.
 //!
 //! `AnyPlacement` is an enum rather than `Box<dyn Placement>` so lookups
 //! stay free of vtable calls and membership changes, which return `Self`,

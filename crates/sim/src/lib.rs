@@ -18,6 +18,13 @@
 //! Speed: each key is hashed once and its hash reused by every experiment;
 //! placements are built once per (name set, vnodes) and the joined one is
 //! derived by adding one node; the key loops run in parallel with rayon.
+//!
+//! Imports go one way: the experiments use `config`, `error`, `keys`,
+//! `progress` and `tally` (and each other's row types), never the crate
+//! root; `report` uses the experiments' row types; `run` uses all of them;
+//! `sections` uses `report` and `table`; `render` uses `sections`. `files`
+//! (the atomic writer) and `input` (the capped cluster-file reader) import
+//! nothing of the rest: they live here so that every binary shares them.
 
 pub mod bounded;
 pub mod compare;

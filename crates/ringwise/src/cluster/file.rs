@@ -1,5 +1,16 @@
 //! Reading a [`ClusterSpec`] from TOML, with the line and field of every
 //! error (feature `cluster-file`).
+//!
+//! How: before the TOML parser runs, `file/scan.rs` budgets the text's
+//! structure. The parser then reads the top-level table, `RawCluster`,
+//! whose fields are declared by expanding the one parameter list
+//! (`for_each_param!`, one spanned field per entry), so a new parameter
+//! is a file key with its line in errors and no edit here. The raw tables
+//! become [`Settings`] and [`Member`]s for [`ClusterSpec::from_parts`],
+//! the entrance every source takes; a refusal's [`Part`], or the part a
+//! build error blames ([`ClusterSpec::part_of`]), is turned back into its
+//! line and field. [`ClusterSpec::to_toml`] is the canonical writer that
+//! [`ClusterSpec::from_toml`] reads back equal.
 
 use std::collections::HashMap;
 use std::ops::Range;
