@@ -201,7 +201,7 @@ kinds! {
     Nginx => nginx, "nginx", Some("upstream"),
         "an nginx.conf upstream block with hash KEY consistent; (http or stream)";
     Twemproxy => twemproxy, "twemproxy", Some("pool"),
-        "a nutcracker.yml pool (twemproxy): distribution ketama, servers host:port:weight [name]";
+        "a nutcracker.yml pool (twemproxy): distribution ketama, servers host:port:weight and an optional name";
     NodetoolRing => nodetool_ring, "nodetool-ring", None,
         "the text `nodetool ring` prints (Cassandra, Murmur3Partitioner): each node's tokens, rack and datacenter";
     RedisCluster => redis_cluster, "redis-cluster", None,

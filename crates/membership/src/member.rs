@@ -340,7 +340,7 @@ impl Contents {
     ///
     /// A config is bad, too, when it refuses a member that was there
     /// before it (written at a lower revision) and is valid in itself (it
-    /// builds alone, with the defaults of its kind: see [`valid_alone`]):
+    /// builds alone, with the defaults of its kind: see `valid_alone`):
     /// such a config does not describe the members, it drops them (jump
     /// written over weighted members left out 647 of 1,180). The rule
     /// looks only at what the source holds at the version, so every client at

@@ -9,8 +9,8 @@
 //! every client queued meanwhile: one write for the requests of all the
 //! clients served in one turn of the runtime (measured against a client
 //! writing its own burst at once: as fast with one client, fewer writes
-//! and less CPU with eight, BENCHMARKS.md issue 30). The task also frames
-//! the server's answers in order ([`crate::response::frame`]) and hands
+//! and less CPU with eight: BENCHMARKS.md, "The proxy beside
+//! nutcracker"). The task also frames the server's answers in order ([`crate::response::frame`]) and hands
 //! each to its waiter: memcached answers a connection's requests in
 //! order, so the n-th answer is the n-th expected one. A `noreply` request
 //! queues no waiter (memcached answers nothing to it, errors included;

@@ -100,8 +100,8 @@ struct Args {
     hot_epsilon: f64,
     /// Worker threads. One, as nutcracker, by default: every request
     /// passes between a few tasks, and on two cores a second thread made
-    /// those hand-offs cross threads (BENCHMARKS.md, issue 30); for more
-    /// cores give more, or run one proxy per core.
+    /// those hand-offs cross threads (BENCHMARKS.md, "The proxy beside
+    /// nutcracker"); for more cores give more, or run one proxy per core.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     threads: u16,
 }

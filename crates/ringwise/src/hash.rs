@@ -143,9 +143,9 @@ pub enum StableHash {
     Sdbm,
     /// HAProxy's `djb2` ([`djb2`]), at the middle of its 32-bit cell.
     Djb2,
-    /// HAProxy's `wt6` ([`wt6`]), at the middle of its 32-bit cell.
+    /// HAProxy's `wt6` (`wt6` in this module), at the middle of its 32-bit cell.
     Wt6,
-    /// pecl memcache's `memcache.hash_function = fnv` ([`fnv1a32_php`]),
+    /// pecl memcache's `memcache.hash_function = fnv` (`fnv1a32_php`),
     /// at the middle of its 32-bit cell.
     Fnv1a32Php,
 }

@@ -48,7 +48,7 @@ pub fn csv(report: &Report) -> String {
 /// here). The rounding moves a figure by at most 5e-13 of itself.
 const JSON_DIGITS: usize = 13;
 
-/// `value` with every float rounded to [`JSON_DIGITS`] significant digits.
+/// `value` with every float rounded to `JSON_DIGITS` (13) significant digits.
 pub fn rounded(value: serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     match value {

@@ -120,7 +120,7 @@ impl PhpMemcache {
         PhpMemcache { ring, buckets }
     }
 
-    /// The owner of bucket `bucket` (of [`BUCKETS`]); `None` without
+    /// The owner of bucket `bucket` (of `BUCKETS`); `None` without
     /// servers or past the last bucket.
     pub fn bucket(&self, bucket: u64) -> Option<NodeId> {
         self.buckets.get(usize::try_from(bucket).ok()?).copied()

@@ -189,7 +189,7 @@ impl<H: KeyHasher + Clone + fmt::Debug + Send + Sync> PointScheme for Vnodes<H> 
         Ok(members.nodes.iter().map(count).collect())
     }
 
-    /// `hash("name#i")`, [`TEXTS`] texts hashed at a time through
+    /// `hash("name#i")`, `TEXTS` texts hashed at a time through
     /// `hash_each` (for md5 that is eight lanes at once, the largest part
     /// of building an md5 ring).
     fn points(&self, node: &Node, count: u64, out: &mut Vec<u64>) -> Result<(), Error> {
