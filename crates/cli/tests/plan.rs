@@ -418,7 +418,7 @@ fn bad_options_and_files_exit_with_their_codes() {
     let dir = TempDir::create("plan-errors");
     let from = dir.write("from.toml", &cluster("ring", &names(3)));
     // A new hash tag rehashes only the keys that carry one: still refused
-    // (a new key hash or secret is priced: issue13_plan_prices_a_secret_rotation).
+    // (a new key hash or secret is priced: plan_prices_a_secret_rotation).
     let tagged = dir.write(
         "tagged.toml",
         &format!("hash_tag = \"{{}}\"\n{}", cluster("ring", &names(3))),
