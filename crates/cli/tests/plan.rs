@@ -331,7 +331,7 @@ fn every_algorithm_plans_and_says_how_exactly() {
             )),
             "{algorithm}"
         );
-        // Its real share after the join (issue 25: not the weights' 0.25),
+        // Its real share after the join (not the weights' 0.25),
         // and what it receives, as the JSON has them.
         let joined = doc["nodes"]
             .as_array()
@@ -929,7 +929,7 @@ fn inspect_draws_every_algorithm_as_an_svg_rsvg_renders() {
 }
 
 /// A new cluster starts from a file that names only its algorithm and
-/// settings (issue 29): `plan --from` it with `--add` writes the cluster,
+/// settings: `plan --from` it with `--add` writes the cluster,
 /// which places keys as the same nodes and settings given as flags do;
 /// with `--allocate` too. `inspect` of such a file still says it has no
 /// nodes (exit 65), and nothing is written by a refused plan.
