@@ -15,8 +15,8 @@
 //! Sizes are the smallest at which the measured term dominates the fixed
 //! one, so that each run takes seconds under valgrind (about 30 times
 //! slower than native); the caps themselves (2^20 nodes, 2^24 points,
-//! `--max-keys`) are exercised natively by the tests of RELIABILITY.md's
-//! caps table. valgrind is installed by `scripts/install-test-deps`.
+//! `--max-keys`) are exercised natively by the tests RELIABILITY.md names
+//! for them. valgrind is installed by `scripts/install-test-deps`.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
