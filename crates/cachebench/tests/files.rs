@@ -1,4 +1,4 @@
-//! `ringwise-cachebench`'s output is checked like `ringwise`'s (issue 24):
+//! `ringwise-cachebench`'s output is checked like `ringwise`'s:
 //! help and `--version` written to a full device fail with 74 and one
 //! line (clap's own exit ignored the error and exited 0). The chart goes
 //! through the shared atomic writer, `ringwise_sim::files`, whose own

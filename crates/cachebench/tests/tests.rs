@@ -56,7 +56,7 @@ mod server;
 // docs/cachebench.md's examples, run as a transcript.
 mod docs;
 
-// Help and --version on a full device (issue 24).
+// Help and --version on a full device.
 mod files;
 
 #[path = "../../zookeeper/tests/support/zookeeper.rs"]

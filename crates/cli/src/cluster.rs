@@ -80,8 +80,8 @@ impl ClusterArgs {
     /// for settings the algorithm ignores and a note before a slow build
     /// go to stderr.
     ///
-    /// Parsed once and built once (issue 13 item 7: a big maglev table
-    /// was built twice): a cluster file is parsed without building, the
+    /// Parsed once and built once (a big maglev table was once built
+    /// twice): a cluster file is parsed without building, the
     /// options change the spec, then it is built, so `--max-points`,
     /// `--vnodes` or `--algo` can rescue a file too big as written. When
     /// no option changed it, a failed build is the file's fault: the file

@@ -184,7 +184,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         if let Some(ring) = ring.filter(|_| args.points) {
             // Streamed point by point: 16M points built as one document
-            // peaked at 2.7 GB (issue 24 item 7); this holds one at a time.
+            // peaked at 2.7 GB; this holds one at a time.
             let listed = Listed {
                 doc: &doc,
                 ring: Points {
@@ -417,8 +417,8 @@ pub(crate) fn slot_counts(keyed: &Keyed<AnyPlacement>) -> Option<Vec<u64>> {
 
 /// Keys sampled for `algorithm` over `nodes` nodes: [`SAMPLE`], except
 /// for rendezvous and envoy-rendezvous, whose lookups cost O(N): then `SAMPLE_WORK / N` keys,
-/// within `MIN_SAMPLE..=SAMPLE` (issue 13 item 7: 1,000,000 keys over
-/// 10,000 nodes took 58 s; now 30,000 keys), with a note of the
+/// within `MIN_SAMPLE..=SAMPLE` (1,000,000 keys over 10,000 nodes took
+/// 58 s; now 30,000 keys), with a note of the
 /// standard error on stderr. O(keys · lookup).
 fn sample_size(algorithm: Algorithm, nodes: usize) -> u64 {
     if !matches!(

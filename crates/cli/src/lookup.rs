@@ -320,7 +320,7 @@ const MAX_BOUNDED_KEYS: u64 = 1 << 24;
 
 /// The most bytes of keys `--epsilon` holds by default (`--max-key-bytes`):
 /// a count of keys alone let 3,000 keys of 1 MiB abort the process under a
-/// 2 GB address-space limit (issue 24 item 6).
+/// 2 GB address-space limit.
 const MAX_BOUNDED_KEY_BYTES: u64 = 1 << 30;
 
 /// `--epsilon`: reads every key (at most `--max-keys` of them, at most
@@ -431,12 +431,12 @@ struct JsonLine<'a> {
     replicas: Option<Vec<&'a str>>,
 }
 
-/// Writes a node name in the text output: escaped like keys, and each
-/// comma as `\,`, so that the commas between `--replicas` names are the
-/// only bare ones (issue 13 item 8: a node named `a,b` made `a,b,c`
-/// ambiguous). Names are escaped rather than refused because a cluster
-/// file may name nodes freely (`--nodes` cannot give such a name, it splits
-/// on commas); JSON output needs no escaping of its own.
+/// Writes a node name in the text output: escaped like keys, and each comma as
+/// `\,`, so that the commas between `--replicas` names are the only bare ones
+/// (a node named `a,b` made `a,b,c` ambiguous). Names are escaped rather than
+/// refused because a cluster file may name nodes freely (`--nodes` cannot give
+/// such a name, it splits on commas); JSON output needs no escaping of its
+/// own.
 fn write_name(out: &mut impl Write, name: &str) -> io::Result<()> {
     for (i, part) in name.split(',').enumerate() {
         if i > 0 {

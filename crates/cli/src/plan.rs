@@ -342,9 +342,9 @@ fn steps_per_lookup(placement: &AnyPlacement) -> (f64, Option<usize>) {
 }
 
 /// Refuses up front, with its estimate, a plan whose sampled lookups would
-/// take more than [`MAX_PLAN_STEPS`] (issue 24 item 13: a memento file of
-/// 2^20 removals ran for over 10 minutes and was killed). Sampled diffs
-/// make 2 × 2^20 lookups; `--keys` two more per key.
+/// take more than [`MAX_PLAN_STEPS`] (a memento file of 2^20 removals ran for
+/// over 10 minutes and was killed). Sampled diffs make 2 × 2^20 lookups;
+/// `--keys` two more per key.
 fn check_lookup_cost(placement: &AnyPlacement, side: &str) -> Result<(), Failure> {
     let (steps, removed) = steps_per_lookup(placement);
     let Some(removed) = removed else {

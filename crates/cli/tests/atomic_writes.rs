@@ -58,7 +58,7 @@ fn on_full_tmpfs(
         println!("skipped: mounting a small tmpfs needs root (run the tests as root to run it)");
         return None;
     }
-    let dir = TempDir::create(&format!("issue24-full-{tag}"));
+    let dir = TempDir::create(&format!("full-device-{tag}"));
     let (mount, seeds, after) = (
         dir.path().join("mnt"),
         dir.path().join("seed"),
@@ -166,10 +166,10 @@ fn assert_untouched(full: &Full, seed: &[(&str, &[u8])], file: &str) {
     }
 }
 
-/// The issue's reproduction: `--write` naming the `--from` file itself, on
-/// a full filesystem, with a target larger than the file (150 nodes
-/// added): the in-place write truncated it and left a shorter valid file.
-/// With no page free and with one free (part of the new file fits).
+/// The reproduction that once failed: `--write` naming the `--from` file
+/// itself, on a full filesystem, with a target larger than the file (150
+/// nodes added): the in-place write truncated it and left a shorter valid
+/// file. With no page free and with one free (part of the new file fits).
 #[test]
 fn plan_write_on_a_full_filesystem_leaves_the_cluster_file_untouched() {
     let from = cluster("ring", &names(156));
@@ -185,7 +185,7 @@ fn plan_write_on_a_full_filesystem_leaves_the_cluster_file_untouched() {
     }
     // The same command with room writes the whole target, which lookups
     // then read (the test above is not passing for want of a target).
-    let dir = TempDir::create("issue24-plan-write-room");
+    let dir = TempDir::create("plan-write-room");
     let path = dir.write("c.toml", &from);
     let mut args = vec!["plan", "--from", &path, "--write", &path];
     args.extend(added.iter().map(String::as_str));
@@ -261,7 +261,7 @@ fn with_umask(umask: &str, args: &[&str]) -> Output {
 /// !umask when new.
 #[test]
 fn a_file_holding_a_secret_is_created_0600() {
-    let dir = TempDir::create("issue24-modes");
+    let dir = TempDir::create("file-modes");
     let secret = format!(
         "algorithm = \"ring\"\nhash = \"siphash\"\nsecret = \"{SECRET}\"\n{}",
         cluster("ring", &names(3)).trim_start_matches("algorithm = \"ring\"\n")
@@ -377,7 +377,7 @@ fn help_on_a_full_device_exits_74() {
         println!("skipped: no /dev/full here");
         return;
     };
-    let dir = TempDir::create("issue24-dev-full");
+    let dir = TempDir::create("dev-full");
     let file = dir.write("c.toml", &cluster("ring", &names(3)));
     let commands: Vec<Vec<&str>> = vec![
         vec!["--help"],
@@ -428,7 +428,7 @@ fn help_on_a_full_device_exits_74() {
 /// the cap with and without a size, a line over the cap).
 #[test]
 fn plan_keys_errors_name_the_line_once() {
-    let dir = TempDir::create("issue24-keys-line");
+    let dir = TempDir::create("keys-line");
     let from = dir.write("c.toml", &cluster("ring", &names(3)));
     let long = "k".repeat((1 << 20) + 1);
     let cases = [

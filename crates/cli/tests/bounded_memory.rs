@@ -42,7 +42,7 @@ fn fed_under_limit(kib: u32, args: &[&str], lines: usize, len: usize) -> (Option
     (output.status.code(), stderr(&output))
 }
 
-/// Item 6: `--epsilon` capped keys by count only, so 3,000 keys of 1 MiB
+/// `--epsilon` capped keys by count only, so 3,000 keys of 1 MiB
 /// aborted under a 2 GB address-space limit. It now holds at most
 /// `--max-key-bytes` (1 GiB by default) and refuses more with exit 65 and
 /// the way out; every growth is reserved, so a tighter limit is exit 65
@@ -80,7 +80,7 @@ fn epsilon_holds_at_most_max_key_bytes_of_keys() {
     assert!(stdout(&out).is_empty(), "nothing placed");
 }
 
-/// Item 6's sibling in the streamed path: a block held up to 1,024 keys, and
+/// The same in the streamed path: a block held up to 1,024 keys, and
 /// each line buffer kept the size of the longest key it ever read, so 1,024
 /// keys of 1 MiB held 1–2 GiB. A block now also ends at 1 MiB of keys and a
 /// grown buffer is given back: 600 keys of 1 MiB pass under a 300 MB limit.
@@ -94,7 +94,7 @@ fn lookup_streams_long_keys_in_bounded_memory() {
     assert_eq!(code, Some(0), "{err}");
 }
 
-/// Item 7: `inspect --points --format json` built the whole document in
+/// `inspect --points --format json` built the whole document in
 /// memory (about 190 bytes a point: 2.7 GB for 16M points, an abort under a
 /// 2.5 GB limit) while the text form streamed. The points are now
 /// serialized as they are read: 1,000,000 points (10,000 nodes × 100
@@ -102,7 +102,7 @@ fn lookup_streams_long_keys_in_bounded_memory() {
 /// alone took 189 MB, and the output is the same document.
 #[test]
 fn inspect_points_json_streams_the_ring() {
-    let dir = crate::support::TempDir::create("issue24-points");
+    let dir = crate::support::TempDir::create("inspect-points");
     let mut file = String::from("hash = \"xxh3\"\nvnodes = 100\n");
     for i in 0..10_000 {
         file += &format!("[[nodes]]\nname = \"n{i}\"\n");
@@ -140,7 +140,7 @@ fn inspect_points_json_streams_the_ring() {
     dir.remove();
 }
 
-/// Item 13: memento's lookups slow down with removed buckets (by how many,
+/// Memento's lookups slow down with removed buckets (by how many,
 /// depends on their order), and `plan` over RELIABILITY's own file of 2^20
 /// removals ran for over 10 minutes. It now estimates the work of its
 /// sampled lookups first (`Memento::expected_steps`) and refuses above
@@ -148,7 +148,7 @@ fn inspect_points_json_streams_the_ring() {
 /// removals plan as before.
 #[test]
 fn plan_refuses_up_front_what_it_cannot_do_quickly() {
-    let dir = crate::support::TempDir::create("issue24-memento");
+    let dir = crate::support::TempDir::create("plan-memento");
     // 4,096 removals in descending order behind one working node: about
     // m steps of a binary search each per lookup.
     let removed: Vec<String> = (2..=4097).rev().map(|b| b.to_string()).collect();

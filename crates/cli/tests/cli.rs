@@ -100,7 +100,7 @@ fn bad_inputs_fail_cleanly() {
     let malformed = dir.write("bad.toml", "[[nodes]\nname = \"a\"\n");
     let cases: [(&[&str], i32, &str); 12] = [
         (&["lookup", "--nodes", "", "k"], 65, "empty"),
-        // Issue 13 item 8 (smaller): `a@z=2` was zone "z=2" with weight 1,
+        // `a@z=2` was once zone "z=2" with weight 1,
         // `a==1` a node named "a=".
         (&["lookup", "--nodes", "a@z=2", "k"], 65, "a=2@z"),
         (&["lookup", "--nodes", "a==1", "k"], 65, "more than one `=`"),

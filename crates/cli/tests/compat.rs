@@ -1,6 +1,7 @@
-//! Issue 9's proof from the peer side: `ringwise lookup` and `ringwise
-//! token` on cluster files against the real programs whose placements they
-//! claim to reproduce, key by key, with 100 % agreement required.
+//! The compatibility flavours proved from the peer side: `ringwise lookup`
+//! and `ringwise token` on cluster files against the real programs whose
+//! placements they claim to reproduce, key by key, with 100 % agreement
+//! required.
 //!
 //! - `ketama`: libmemcached's C API (weighted ketama and spymemcached
 //!   modes; a small C program, `peers/libmemcached_ketama.c`, compiled at

@@ -1,4 +1,4 @@
-//! Issue 9 on the command line: the compatibility flavours (ketama, nginx,
+//! The compatibility flavours on the command line (ketama, nginx,
 //! envoy-ring, cassandra) through `lookup`, `inspect` and `simulate`, their
 //! options, `token`, and hash tags. Expected answers come from the library
 //! (proven against the peers' own fixtures), never typed in, except the

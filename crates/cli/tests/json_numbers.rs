@@ -1,4 +1,4 @@
-//! Issue 25 item 3: every token, point and ring position in JSON output
+//! Every token, point and ring position in JSON output
 //! survives the JSON tools people pipe it through. Each output is read
 //! back by a real jq (`jq -r`, installed by scripts/install-test-deps) and
 //! by Python's json reading numbers as doubles, as JavaScript does

@@ -1,4 +1,4 @@
-//! Issue 29 (CLI lookup speed): stdin keys are split in place and answers
+//! CLI lookup speed: stdin keys are split in place and answers
 //! written through one buffer, with the output bytes exactly as before.
 //! The expected bytes below were written by the binary of base commit
 //! 29cf23d (line-at-a-time reading) for the same input; the random tests

@@ -183,7 +183,7 @@ fn the_point_budget_can_be_raised_and_its_error_says_how() {
         &[&args[..], &["--max-points", "1000001"]].concat(),
         b"",
     ));
-    // The default budget, 2^24, refuses the 160 million points.
+    // The default budget, 2^24, refuses 160 million points (a weight of 10^6).
     let out = ringwise(&["lookup", "--nodes", "a=1000000,b", "k"], b"");
     assert_eq!(out.status.code(), Some(65));
     assert!(

@@ -331,7 +331,7 @@ fn every_algorithm_plans_and_says_how_exactly() {
             )),
             "{algorithm}"
         );
-        // Its real share after the join (issue 25: not the weights' 0.25),
+        // Its real share after the join (not the weights' 0.25),
         // and what it receives, as the JSON has them.
         let joined = doc["nodes"]
             .as_array()
@@ -418,7 +418,7 @@ fn bad_options_and_files_exit_with_their_codes() {
     let dir = TempDir::create("plan-errors");
     let from = dir.write("from.toml", &cluster("ring", &names(3)));
     // A new hash tag rehashes only the keys that carry one: still refused
-    // (a new key hash or secret is priced: issue13_plan_prices_a_secret_rotation).
+    // (a new key hash or secret is priced: plan_prices_a_secret_rotation).
     let tagged = dir.write(
         "tagged.toml",
         &format!("hash_tag = \"{{}}\"\n{}", cluster("ring", &names(3))),
@@ -929,7 +929,7 @@ fn inspect_draws_every_algorithm_as_an_svg_rsvg_renders() {
 }
 
 /// A new cluster starts from a file that names only its algorithm and
-/// settings (issue 29): `plan --from` it with `--add` writes the cluster,
+/// settings: `plan --from` it with `--add` writes the cluster,
 /// which places keys as the same nodes and settings given as flags do;
 /// with `--allocate` too. `inspect` of such a file still says it has no
 /// nodes (exit 65), and nothing is written by a refused plan.

@@ -1,4 +1,4 @@
-//! Issue 25 item 6: `plan`'s before and after columns are the real shares,
+//! `plan`'s before and after columns are the real shares,
 //! the numbers `inspect` prints for either side, not the weights' (one of
 //! 4 nginx upstreams read "before 25.00 %" yet "gives 28.12 %"). For each
 //! kind of placement (ring arcs, a slot table, maglev's table, sampled

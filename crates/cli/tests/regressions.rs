@@ -1,14 +1,15 @@
-//! Regressions of issue 13's reproductions, each named after its item.
+//! Regressions: each test pins a reproduction that once failed (its doc
+//! says how), named after what it pins.
 
 use std::process::{Command, Stdio};
 
 use crate::support::{TempDir, assert_success, ringwise, stderr, stdout};
 
-/// Item 4: `--replicas 4294967295` reserved 16 GiB up front and aborted
+/// `--replicas 4294967295` reserved 16 GiB up front and aborted
 /// under a memory limit. Under a 1 GiB address-space limit it must answer
 /// with every node.
 #[test]
-fn issue13_4_replicas_reserve_at_most_the_nodes() {
+fn replicas_reserve_at_most_the_nodes() {
     let out = under_1_gib(&[
         "lookup",
         "--nodes",
@@ -25,11 +26,11 @@ fn issue13_4_replicas_reserve_at_most_the_nodes() {
     assert_eq!(nodes, ["a", "b", "c"]);
 }
 
-/// Item 5: a file's `hash = "siphash"` (with its secret) silently became
+/// A file's `hash = "siphash"` (with its secret) silently became
 /// the new algorithm's unkeyed default under `--algo rendezvous`. The named
 /// hash stays; a pair the algorithm cannot use is refused.
 #[test]
-fn issue13_5_explicit_hash_survives_an_algo_override() {
+fn explicit_hash_survives_an_algo_override() {
     let dir = TempDir::create("siphash");
     let text = "hash = \"siphash\"\nsecret = \"00112233445566778899aabbccddeeff\"\n\
                 [[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n[[nodes]]\nname = \"c\"\n";
@@ -64,10 +65,10 @@ fn issue13_5_explicit_hash_survives_an_algo_override() {
     assert!(stderr(&refused).contains("--algo/--hash"));
 }
 
-/// Item 6: `eprintln!` panicked (exit 101) when stderr was a closed pipe.
+/// `eprintln!` panicked (exit 101) when stderr was a closed pipe.
 /// The error's own exit code (65: a weight of 0) must come back.
 #[test]
-fn issue13_6_a_closed_stderr_keeps_the_exit_code() {
+fn a_closed_stderr_keeps_the_exit_code() {
     let (reader, writer) = std::io::pipe().expect("a pipe");
     drop(reader); // every write to `writer` now fails with EPIPE
     let status = Command::new(env!("CARGO_BIN_EXE_ringwise"))
@@ -80,10 +81,10 @@ fn issue13_6_a_closed_stderr_keeps_the_exit_code() {
     assert_eq!(status.code(), Some(65));
 }
 
-/// Item 8: `--epsilon -0.5` got clap's tip to write `-- -0.5`, which would
+/// `--epsilon -0.5` got clap's tip to write `-- -0.5`, which would
 /// have made it a key. It is a value, refused with the reason (exit 2).
 #[test]
-fn issue13_8_a_negative_epsilon_is_refused_as_a_value() {
+fn a_negative_epsilon_is_refused_as_a_value() {
     for args in [
         &["lookup", "--nodes", "a,b", "--epsilon", "-0.5", "k"][..],
         &["simulate", "--compare", "--epsilon", "-0.5"][..],
@@ -105,11 +106,11 @@ fn issue13_8_a_negative_epsilon_is_refused_as_a_value() {
     assert!(!message.contains("tip"), "{message}");
 }
 
-/// Item 4 (simulate): `--nodes 4294967295` tried to allocate 103 GB and
+/// `simulate`: `--nodes 4294967295` tried to allocate 103 GB and
 /// `--nodes 1000000` ran 78 s before aborting; the run's size is checked
 /// before anything is built, exit 2.
 #[test]
-fn issue13_4_simulate_checks_the_run_size_up_front() {
+fn simulate_checks_the_run_size_up_front() {
     for nodes in ["4294967295", "1000000"] {
         let out = ringwise(&["simulate", "--nodes", nodes, "--keys", "100"], b"");
         assert_eq!(out.status.code(), Some(2), "{nodes}: {}", stderr(&out));
@@ -117,21 +118,21 @@ fn issue13_4_simulate_checks_the_run_size_up_front() {
     }
 }
 
-/// Item 7: `--cluster /dev/urandom` read gigabytes before checking
+/// `--cluster /dev/urandom` read gigabytes before checking
 /// anything; a cluster file is capped at 64 MiB, bad data (exit 65).
 #[test]
-fn issue13_7_cluster_files_have_a_size_cap() {
+fn cluster_files_have_a_size_cap() {
     let out = ringwise(&["lookup", "--cluster", "/dev/zero", "k"], b"");
     assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
     assert!(stderr(&out).contains("at most 64 MiB"), "{}", stderr(&out));
 }
 
-/// Item 3: `--nodes a=1000000,b` (160,000,160 points, 6 GiB at the build's
+/// `--nodes a=1000000,b` (160,000,160 points, 6 GiB at the build's
 /// peak) needed 4.8 GB and aborted under a 4 GB limit. It is refused at
 /// once, before anything large is allocated, with the budget, how to
 /// raise it and what the build would need.
 #[test]
-fn issue13_3_a_million_weight_node_is_refused_promptly() {
+fn a_million_weight_node_is_refused_promptly() {
     let out = ringwise(&["lookup", "--nodes", "a=1000000,b", "k"], b"");
     assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
     let text = stderr(&out);
@@ -146,13 +147,13 @@ fn issue13_3_a_million_weight_node_is_refused_promptly() {
     }
 }
 
-/// Item 3: `--cluster` built the file as written before applying the
+/// `--cluster` built the file as written before applying the
 /// options, so a file over the point budget was refused even with
 /// `--vnodes 1`, `--algo rendezvous` or `--max-points` given to rescue it (and
 /// the error told the user to pass the option that was already there).
 /// Options change the spec first; the file alone still names its line.
 #[test]
-fn issue13_3_options_rescue_a_cluster_file_too_big_as_written() {
+fn options_rescue_a_cluster_file_too_big_as_written() {
     let dir = TempDir::create("rescue");
     let file = dir.write(
         "big.toml",
@@ -176,7 +177,7 @@ fn issue13_3_options_rescue_a_cluster_file_too_big_as_written() {
 /// aborted under a memory limit. It stops at `--max-keys` (default 2^24)
 /// with exit 65 and the way out, before holding more.
 #[test]
-fn issue13_caps_epsilon_reads_at_most_max_keys() {
+fn epsilon_reads_at_most_max_keys() {
     let keys: String = (0..1001).map(|i| format!("k{i}\n")).collect();
     let base = ["lookup", "--nodes", "a,b", "--epsilon", "0.25"];
     let out = ringwise(
@@ -198,12 +199,12 @@ fn issue13_caps_epsilon_reads_at_most_max_keys() {
     assert_eq!(stdout(&out).lines().count(), 1001);
 }
 
-/// Item 3: a budget raised past what the process may allocate fails with
+/// A budget raised past what the process may allocate fails with
 /// a clean error before the build allocates (it aborted with "memory
 /// allocation of 1920000000 bytes failed"). 51,000,000 points peak at
 /// 1.9 GiB; the address space is limited to 1 GiB.
 #[test]
-fn issue13_3_a_build_over_the_memory_limit_fails_cleanly() {
+fn a_build_over_the_memory_limit_fails_cleanly() {
     let out = under_1_gib(&[
         "lookup",
         "--nodes",
@@ -222,11 +223,11 @@ fn issue13_3_a_build_over_the_memory_limit_fails_cleanly() {
     );
 }
 
-/// Item 8: a node named `a,b` made `--replicas` text output ambiguous.
+/// A node named `a,b` made `--replicas` text output ambiguous.
 /// Names are escaped (`\,` and `\\`) in text output, so the bare commas
 /// are exactly the separators; JSON needs no escaping.
 #[test]
-fn issue13_8_commas_in_node_names_are_escaped_in_replicas() {
+fn commas_in_node_names_are_escaped_in_replicas() {
     let dir = TempDir::create("commas");
     let text = "[[nodes]]\nname = \"a,b\"\n[[nodes]]\nname = \"c\"\n\
                 [[nodes]]\nname = 'd\\,e'\n";
@@ -276,12 +277,12 @@ fn issue13_8_commas_in_node_names_are_escaped_in_replicas() {
     assert_eq!(listed, ["a,b", "c", "d\\,e"]);
 }
 
-/// Item 7: `inspect --algo rendezvous` sampled 1,000,000 keys at O(N) each
+/// `inspect --algo rendezvous` sampled 1,000,000 keys at O(N) each
 /// (10,000 nodes: 58 s). Over many nodes it samples 3·10^8 / N keys and
 /// says so with the standard error; the shares still add up and every
 /// node is listed.
 #[test]
-fn issue13_7_rendezvous_inspect_scales_its_sample_to_the_nodes() {
+fn rendezvous_inspect_scales_its_sample_to_the_nodes() {
     let nodes: Vec<String> = (0..20_000).map(|i| format!("n{i}")).collect();
     let list = nodes.join(",");
     let out = ringwise(
@@ -310,11 +311,11 @@ fn issue13_7_rendezvous_inspect_scales_its_sample_to_the_nodes() {
     assert_eq!(value["exact"], false);
 }
 
-/// Item 7 (caps): a key line over 1 MiB is refused with its line number
+/// A key line over 1 MiB is refused with its line number
 /// (exit 65) after the keys before it were answered, instead of growing
 /// one buffer with whatever the input holds.
 #[test]
-fn issue13_7_a_key_line_over_1_mib_is_refused() {
+fn a_key_line_over_1_mib_is_refused() {
     let mut input = b"first\n".to_vec();
     input.extend(std::iter::repeat_n(b'x', (1 << 20) + 1));
     input.extend(b"\nlast\n");
@@ -330,11 +331,11 @@ fn issue13_7_a_key_line_over_1_mib_is_refused() {
     assert_success(&out);
 }
 
-/// Issue 13, costs: `--epsilon` over 10,000 nodes places 100,000 keys
+/// Costs: `--epsilon` over 10,000 nodes places 100,000 keys
 /// (bounded assignment O(K·(1 + spills))), every load within
 /// `ceil(1.25 · K / N)` = 13.
 #[test]
-fn issue13_scale_epsilon_places_100000_keys_over_10000_nodes() {
+fn epsilon_places_100000_keys_over_10000_nodes() {
     let nodes: Vec<String> = (0..10_000).map(|i| format!("n{i}")).collect();
     let list = nodes.join(",");
     let keys: String = (0..100_000).map(|i| format!("user:{i}\n")).collect();
@@ -385,14 +386,14 @@ fn under_limit(kib: u32, args: &[&str]) -> std::process::Output {
         .expect("sh runs")
 }
 
-/// Audit B1/B9: `simulate --seeds 4294967295 --keys 10 --experiments
+/// `simulate --seeds 4294967295 --keys 10 --experiments
 /// seeds` aborted ("memory allocation of 34359738360 bytes failed") and
 /// `--keys 18446744073709551615` had no size check. Every count simulate
 /// multiplies into an allocation or a pass is capped up front (exit 2,
 /// naming the limit and why), and the whole run's work is checked before
 /// anything is hashed or built.
 #[test]
-fn issue13_simulate_caps_seeds_keys_and_the_whole_run_up_front() {
+fn simulate_caps_seeds_keys_and_the_whole_run_up_front() {
     let many: Vec<String> = (1..=65).map(|v| v.to_string()).collect();
     let many = many.join(",");
     let cases: [(&[&str], &str); 5] = [
@@ -440,12 +441,12 @@ fn issue13_simulate_caps_seeds_keys_and_the_whole_run_up_front() {
     }
 }
 
-/// Audit B1: `plan --keys /dev/zero` grew one line buffer until the
+/// `plan --keys /dev/zero` grew one line buffer until the
 /// allocator aborted ("allocation of 2147483648 bytes failed"), and a
 /// 3 MiB key line was accepted. A key line over 1 MiB is refused with its
 /// line number (exit 65), as `lookup` does, through the same reader.
 #[test]
-fn issue13_plan_refuses_a_key_line_over_1_mib() {
+fn plan_refuses_a_key_line_over_1_mib() {
     let dir = TempDir::create("plan-long-key");
     let from = dir.write(
         "ab.toml",
@@ -487,13 +488,13 @@ fn issue13_plan_refuses_a_key_line_over_1_mib() {
     assert_success(&out);
 }
 
-/// Audit B4: `plan --from /dev/urandom --add x --allocate 16` read 2.1 GB
+/// `plan --from /dev/urandom --add x --allocate 16` read 2.1 GB
 /// in 21 s (the fresh-start check read the whole file) before the 64 MiB
 /// cap said no. Every cluster file plan reads goes through the cap: fed an
 /// endless stream through a FIFO, plan reads at most the cap (plus what
 /// the pipe buffers) before it refuses; it read until memory ran out.
 #[test]
-fn issue13_plan_allocate_reads_from_through_the_cluster_file_cap() {
+fn plan_allocate_reads_from_through_the_cluster_file_cap() {
     let out = under_1_gib(&[
         "plan",
         "--from",
@@ -555,12 +556,12 @@ fn issue13_plan_allocate_reads_from_through_the_cluster_file_cap() {
     assert_success(&out);
 }
 
-/// Audit B5: the comparison's "ring, allocated 16" row costs O(N^2 T)
+/// The comparison's "ring, allocated 16" row costs O(N^2 T)
 /// (100 nodes plus the 1,000-node row: 48 s; 1,638 nodes: over 400 s).
 /// Above `MAX_ALLOCATED_NODES` (300) the row is skipped with the reason
 /// and its cost, in text, CSV and JSON alike; below it stays.
 #[test]
-fn issue13_compare_skips_the_allocated_ring_above_its_bound() {
+fn compare_skips_the_allocated_ring_above_its_bound() {
     let args = [
         "--experiments",
         "compare",
@@ -605,14 +606,14 @@ fn issue13_compare_skips_the_allocated_ring_above_its_bound() {
     );
 }
 
-/// Audit B6: `plan --ranges` held every moved range as a JSON value (a
+/// `plan --ranges` held every moved range as a JSON value (a
 /// 3-node maglev with a 16,777,213-slot table: 3.45 GB at the peak for
 /// 50 MB of output, exit 134 under 2 GB). The ranges are written as a
 /// stream: a 1,999,993-slot table (about 400 MB at the peak before, 45 MB
 /// now) plans within a 256 MiB address space in JSON and CSV, every range
 /// listed.
 #[test]
-fn issue13_plan_ranges_are_written_as_a_stream() {
+fn plan_ranges_are_written_as_a_stream() {
     let dir = TempDir::create("plan-stream");
     let from = dir.write(
         "mag.toml",
@@ -645,11 +646,11 @@ fn issue13_plan_ranges_are_written_as_a_stream() {
     assert_eq!(rows, ranges.len());
 }
 
-/// Audit B6: `inspect --nodes a,b --vnodes 1000000 --svg` drew every one
+/// `inspect --nodes a,b --vnodes 1000000 --svg` drew every one
 /// of a million arcs (112 MB of SVG). Above 20,000 arcs the ring is drawn
 /// as 720 sectors stacked by their owners' shares, and the SVG says so.
 #[test]
-fn issue13_inspect_svg_draws_a_bounded_ring() {
+fn inspect_svg_draws_a_bounded_ring() {
     let dir = TempDir::create("inspect-bounded-svg");
     let svg = dir.path().join("ring.svg");
     let svg = svg.to_str().expect("utf-8");
@@ -683,7 +684,7 @@ fn issue13_inspect_svg_draws_a_bounded_ring() {
 /// moved 666,000 ranges, each drawn (75 MB). Beyond 20,000 ranges they
 /// are stacked per half degree by receiver; the receiver still shows.
 #[test]
-fn issue13_plan_svg_draws_bounded_moves() {
+fn plan_svg_draws_bounded_moves() {
     let dir = TempDir::create("plan-bounded-svg");
     let from = dir.write(
         "big.toml",
@@ -712,7 +713,7 @@ fn issue13_plan_svg_draws_bounded_moves() {
 /// 1 − Σ p_old·p_new (exact shares for rings), with `--keys` exactly, and
 /// never prints a secret. A change of hash (md5 → xxh3) is priced alike.
 #[test]
-fn issue13_plan_prices_a_secret_rotation() {
+fn plan_prices_a_secret_rotation() {
     let dir = TempDir::create("plan-rotation");
     let secrets = [
         "00112233445566778899aabbccddeeff",

@@ -8,15 +8,15 @@
 //! count minus n0's (process start, argument parsing, the fixed part of a
 //! build). Growing the size 4× must grow that work about 4× for a linear
 //! cost: the bound is 4 × [`SLACK`], and an O(n²) cost gives about 16×.
-//! Worked example (issue 24 item 10, `plan --add` on jump): the
+//! Worked example (`plan --add` on jump, before `pinned` was linear): the
 //! `Vec::contains` per node gave 0.96 G instructions above the base at
 //! 2,000 nodes and 4.5 G at 8,000, and took 168 s at 200,000 nodes.
 //!
 //! Sizes are the smallest at which the measured term dominates the fixed
 //! one, so that each run takes seconds under valgrind (about 30 times
 //! slower than native); the caps themselves (2^20 nodes, 2^24 points,
-//! `--max-keys`) are exercised natively by the tests of RELIABILITY.md's
-//! caps table. valgrind is installed by `scripts/install-test-deps`.
+//! `--max-keys`) are exercised natively by the tests RELIABILITY.md names
+//! for them. valgrind is installed by `scripts/install-test-deps`.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -147,8 +147,8 @@ fn inspect_is_linear_in_nodes() {
 }
 
 /// `plan --add/--remove/--reweight`: two builds and a diff, O(P) on a
-/// ring; the new file is the old one pinned (issue 24 item 10: a
-/// `Vec::contains` per node made it O(N²) for every algorithm; jump's 2^20
+/// ring; the new file is the old one pinned (a `Vec::contains` per node
+/// made it O(N²) for every algorithm; jump's 2^20
 /// sampled lookups would only hide the per-node term, so a ring measures it).
 #[test]
 fn plan_changes_are_linear_in_nodes() {
@@ -172,8 +172,7 @@ fn plan_changes_are_linear_in_nodes() {
 
 /// A rehash plan (another hash on `--to`) prices every pair of nodes, so
 /// it is refused above `MAX_PAIRS` pairs: before its refusal it spends
-/// O(N log N), not O(N²) (issue 24 item 11: 50,000 nodes took 40 s to be
-/// refused).
+/// O(N log N), not O(N²) (50,000 nodes once took 40 s to be refused).
 #[test]
 fn a_rehash_plan_is_refused_after_linear_work() {
     let dir = TempDir::create("scale-rehash");
@@ -208,8 +207,8 @@ fn plan_keys_is_linear_in_keys() {
 }
 
 /// `lookup --epsilon` with one hot key: O(K · (1 + spills) + N), each
-/// copy of the key going on from where the previous one stopped (issue 24
-/// item 12: 100,000 copies over 10,000 nodes took 29 s on ring, 120 s on
+/// copy of the key going on from where the previous one stopped (100,000
+/// copies over 10,000 nodes took 29 s on ring, 120 s on
 /// jump: every copy restarted its walk, O(K · N)). Keys and nodes grow
 /// together (K = 10 N), so O(K · N) would cost 16× for 4×.
 #[test]

@@ -1,6 +1,6 @@
 //! Live membership against a real etcd on loopback: registration, the
-//! watchers' agreement, and the faults of the issue (etcd down, compaction
-//! under a paused watcher, a killed leader, bad values).
+//! watchers' agreement, and the faults a watcher must survive (etcd down,
+//! compaction under a paused watcher, a killed leader, bad values).
 //!
 //! The timing-sensitive tests take a lock so that one runs at a time: two
 //! clusters electing leaders on two cores would measure each other.

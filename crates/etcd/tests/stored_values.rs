@@ -14,7 +14,7 @@ use etcd_client::Client;
 use ringwise_etcd::member::{config_key, node_key};
 use ringwise_etcd::{Connection, Error, Member, Options, Tls};
 
-const PREFIX: &str = "/ringwise-issue24";
+const PREFIX: &str = "/ringwise-stored-values";
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

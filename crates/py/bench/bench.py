@@ -33,7 +33,7 @@ overhead included where a Python loop is timed (the same for all).
 ``_probe_locate_ns`` / ``_probe_owners_ns`` (private, bench only) time
 Rust's ``Keyed::locate`` / ``Keyed::owners_into`` inside the native module
 over the same keys, in the same rounds, for the call overhead.
-Prints a Markdown table; targets (issue 29): get_node >= 12x faster than
+Prints a Markdown table; targets: get_node >= 12x faster than
 the article's class and >= 8x than uhashring; the call <= 60 ns above
 Rust's locate; add_node >= 10x faster than the article's; locate_many
 >= 5x faster than the loop.
@@ -180,7 +180,7 @@ def changes(compat_module, repeats: int, n_keys: int) -> list[tuple[str, str]]:
     try:
         compat_module.HashRing([])
         default_ok = True
-    except NotImplementedError:  # before issue 25: the default ring was refused
+    except NotImplementedError:  # an older compat.py (--compat) refused it
         default_ok = False
     theirs = one_by_one(lambda: uhashring.HashRing([]), nodes, add_w, rm, repeats)
     if default_ok:

@@ -1,7 +1,7 @@
 //! Private timing probes for `crates/py/bench/bench.py`: the Rust key path
 //! timed inside the native module, over the very keys and the very
 //! placement a Python call is timed with, so the bench can state the
-//! Python call's overhead above Rust in the same run (issue 29).
+//! Python call's overhead above Rust in the same run.
 //!
 //! Not public API: the names start with `_probe_`, the stubs
 //! (`_ringwise.pyi`) list them under a "bench only" comment (stubtest needs

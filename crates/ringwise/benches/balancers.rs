@@ -1,9 +1,9 @@
-//! The load balancers' lookups (issue 26), each including its default key
+//! The load balancers' lookups, each including its default key
 //! hash, one key at a time and in a batch, side by side in the same run
 //! with that key hash alone and with the lookup of a precomputed hash, on
 //! 10 and 100 servers.
 //!
-//! Target (issue 26, "Speed"): a lookup within 25 ns of its key hash on 10
+//! Target: a lookup within 25 ns of its key hash on 10
 //! and 100 servers. The rows of a group are alternated round by round
 //! (`support/side_by_side.rs`), so they see the same machine load.
 //!
@@ -21,11 +21,8 @@ use ringwise::{Algorithm, AnyPlacement, Keyed, Node, Params};
 mod side_by_side;
 use side_by_side::{KEYS, Lookup, placement_group};
 
-/// The balancers measured, by registry name.
-///
-/// INTEGRATOR: once issue 26's other parts are merged, add `"haproxy"`,
-/// `"grpc-ring"` and `"varnish-shard"` here; each is measured with its own
-/// default key hash (`Algorithm::default_hash`), nothing else to change.
+/// The balancers measured, by registry name, each with its own default key
+/// hash (`Algorithm::default_hash`).
 const BALANCERS: &[&str] = &[
     "envoy-ring",
     "envoy-rendezvous",

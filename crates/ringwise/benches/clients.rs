@@ -1,11 +1,11 @@
-//! The client libraries' rings (issue 27), each lookup including its
+//! The client libraries' rings, each lookup including its
 //! default key hash and hash tag, one key at a time and in a batch, side by
 //! side in the same run with that key hash alone and with the lookup of a
 //! precomputed hash, on 10 and 100 servers; then the exact cross-flavour
 //! plan, `diff` of a Dalli ring and a groupcache ring of 160 points per
 //! server on the same 100 servers.
 //!
-//! Targets (issue 27, "Speed"): a lookup within 25 ns of its key hash; the
+//! Targets: a lookup within 25 ns of its key hash; the
 //! exact dalli → groupcache diff on 100 servers × 160 points under 10 ms. The rows of a group are alternated round by round
 //! (`support/side_by_side.rs`), so they see the same machine load.
 //!

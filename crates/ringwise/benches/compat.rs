@@ -1,10 +1,10 @@
-//! The compatibility flavours' lookups (issue 9), each next to its key hash
+//! The compatibility flavours' lookups, each next to its key hash
 //! alone and, for nginx, next to the `pingora-ketama` crate (0.9.1, a Rust
 //! port of nginx's `hash $key consistent`) on the same servers and keys.
 //!
 //! Targets: ketama's lookup at most 25 ns above MD5 of the same key; nginx's
 //! lookup at most 25 ns per key including CRC32, next to pingora-ketama;
-//! grpc-ring's within 25 ns of xxh64 alone (issue 26).
+//! grpc-ring's within 25 ns of xxh64 alone.
 //!
 //! Every lookup goes the way an application's does: `AnyPlacement::build`
 //! with `Params::DEFAULT` (libmemcached's ketama), then
@@ -141,7 +141,7 @@ fn nginx(c: &mut Criterion) {
     }
 }
 
-/// gRPC's `ring_hash` (issue 26): `10.0.5.N:50051` of weights 1, 2, 3, 5
+/// gRPC's `ring_hash`: `10.0.5.N:50051` of weights 1, 2, 3, 5
 /// in turn under gRPC's defaults (a ring of 1024 to 4096 points), each
 /// request keyed by a header value hashed with xxh64.
 fn grpc(c: &mut Criterion) {

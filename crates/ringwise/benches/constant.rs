@@ -1,4 +1,4 @@
-//! The constant-time bucket algorithms side by side (issue 16), in one run.
+//! The constant-time bucket algorithms side by side, in one run.
 //! Keys `user:0..user:199999`, each hashed with xxh3 and then looked up;
 //! time per iteration / 200,000 = ns per key.
 //!

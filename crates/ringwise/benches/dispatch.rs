@@ -1,7 +1,7 @@
 //! What the one key path costs over a concrete type: `Keyed<AnyPlacement>`
 //! (what the CLI, Python, the cluster file and membership hand out) beside
 //! `Keyed<T>` of the same snapshot, one key at a time and in a batch, with
-//! the key hash alone, side by side in one run (issue 29: dispatch
+//! the key hash alone, side by side in one run (targets: dispatch
 //! ≤ +0.5 ns; `anchor` no slower than the `anchorhash` crate through the
 //! public path).
 //!

@@ -9,7 +9,7 @@
 //! `1/√V` for `V` points per node, while chosen points split the ranges
 //! that are too big.
 //!
-//! One replica (`allocate/level.rs`, since issue 29). A point then takes
+//! One replica (`allocate/level.rs`). A point then takes
 //! hashes from one node only, so a join levels the heaviest nodes down to
 //! staggered levels (water-filling) and the joiner to the same level: the
 //! balance holds whatever layout the names' hashes started (12 name sets,

@@ -218,8 +218,8 @@ impl ClusterSpec {
         }
         let removed = pinned.removed;
         // New nodes follow in the snapshot's order. Which names are listed
-        // already is a set, not a scan of `listed` per node (issue 24 item
-        // 10: `Vec::contains` here made `plan --add` on 200k jump nodes
+        // already is a set, not a scan of `listed` per node (`Vec::contains`
+        // here made `plan --add` on 200k jump nodes
         // take 168 s).
         let already: std::collections::HashSet<&str> = listed.iter().map(String::as_str).collect();
         let missing: Vec<String> = nodes

@@ -76,8 +76,8 @@ const LINEAR_PICKS: usize = 16;
 
 /// The distinct ids a `replicas_into` picks, in `out`, with an O(1)
 /// expected `contains`: `replicas(R)` costs O(R) set operations, not the
-/// O(R²) of `out.contains` at every step (issue 13 item 7: 10,000 replicas
-/// of 10,000 nodes took up to 350 ms per key).
+/// O(R²) of `out.contains` at every step (10,000 replicas of 10,000 nodes
+/// took up to 350 ms per key that way).
 ///
 /// No allocation beyond `out` itself: `out` is grown to `want` picks plus,
 /// from [`LINEAR_PICKS`] on, an open-addressing table of `2·want` rounded up

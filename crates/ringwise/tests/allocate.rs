@@ -196,7 +196,7 @@ fn set_name(set: usize, i: usize) -> String {
 
 const NAME_SETS: usize = 12;
 
-/// Issue 29: the balance holds for any names, since the names only seed
+/// The balance holds for any names, since the names only seed
 /// where the first points go. Twelve name sets grow to 100 equal nodes
 /// (one replica, 16 points): every step from 10 nodes on within 5 % of
 /// the mean (the old allocator reached 1.061 for `db<i>`); and with

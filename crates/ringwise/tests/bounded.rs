@@ -163,13 +163,13 @@ impl Placement for Counting {
     }
 }
 
-/// Issue 13, item 2: `assign` built every key's whole preference list (N
+/// `assign` built every key's whole preference list (N
 /// nodes), so 10,000 nodes cost 104 ms per key. It must read the owner and
 /// only as much of the list as the spills need: here, with ε = 0.25 over
 /// 200 nodes, a few entries per key instead of 200. The answers are the
 /// same as the whole list's (the first node with room).
 #[test]
-fn issue13_2_bounded_assign_walks_only_as_far_as_needed() {
+fn bounded_assign_walks_only_as_far_as_needed() {
     let nodes = 200;
     let placement = Counting {
         inner: ring(nodes, 40),

@@ -133,12 +133,12 @@ fn jump_buckets_follow_the_files_order_and_epsilon_is_read() {
     assert_eq!((line, field.as_deref()), (Some(1), Some("epsilon")));
 }
 
-/// Issue 13, item 1: a cluster file of N `[[nodes]]` tables parsed in
+/// A cluster file of N `[[nodes]]` tables parsed in
 /// O(file), not O(N · file) (100,000 nodes took 96 s when every node's line
 /// number was counted from the start of the file). Duplicates are still
 /// reported with both lines.
 #[test]
-fn issue13_1_cluster_file_parsing_is_linear() {
+fn cluster_file_parsing_is_linear() {
     let nodes = 100_000;
     let mut text = String::from("algorithm = \"jump\"\n");
     for i in 0..nodes {
@@ -155,12 +155,12 @@ fn issue13_1_cluster_file_parsing_is_linear() {
     );
 }
 
-/// Issue 13, caps: a file of more than `MAX_NODES` `[[nodes]]` tables is
+/// A file of more than `MAX_NODES` `[[nodes]]` tables is
 /// refused before the TOML parser holds them all (2^20 + 1 tables took
 /// 1.6 GB and 10 s before the count was checked). The file below is not
 /// even TOML after its headers: the count answers first.
 #[test]
-fn issue13_caps_a_runaway_node_list_is_refused_before_parsing() {
+fn a_runaway_node_list_is_refused_before_parsing() {
     let mut text = "[[ nodes ]] # spaces and comments count too\n".repeat(ringwise::MAX_NODES);
     text.push_str("[[nodes]]\nnot toml");
     let err = ClusterSpec::from_toml(&text).expect_err("too many");
@@ -175,7 +175,7 @@ fn issue13_caps_a_runaway_node_list_is_refused_before_parsing() {
 /// answered no key. An empty list of points or tokens is refused on its
 /// line, with the fix; so is one given through the builder.
 #[test]
-fn issue13_fuzz_cluster_file_an_empty_point_list_is_refused() {
+fn an_empty_point_list_is_refused() {
     let found =
         "algorithm = \"ring\"\nhash = \"md5\"\n\n[[nodes]]\nname = \"cache-b\"\npoints = []\n";
     let tokens = "algorithm = \"cassandra\"\n[[nodes]]\nname = \"a\"\ntokens = [1]\n\

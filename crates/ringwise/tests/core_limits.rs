@@ -1,9 +1,9 @@
-//! Core limits: a point given to two nodes (3), the cluster file's
-//! structure budget before parsing (5), membership tests that grew with N
-//! (10), bounded loads with a hot key (12), memento's cost with removals and
-//! the work estimates of memento, anchor and dx (13), `capacity = 0` and
-//! zone names (18). Scale tests count work (list entries read, removed
-//! buckets visited), never time it.
+//! Core limits: a point given to two nodes, the cluster file's structure
+//! budget before parsing, membership code that grew with N, bounded loads
+//! with a hot key, memento's cost with removals and the work estimates of
+//! memento, anchor and dx, `capacity = 0` and zone names, secrets never
+//! quoted. Scale tests count work (list entries read, removed buckets
+//! visited), never time it.
 
 use ringwise::{
     Algorithm, AnyPlacement, Bounded, ClusterSpec, Error, Given, Jump, Layout, Memento, Node,
@@ -19,7 +19,7 @@ fn file_error(text: &str) -> (Option<usize>, Option<String>, String) {
     crate::cluster_file::error(text)
 }
 
-// Item 3.
+// A point given to two nodes.
 
 #[test]
 fn a_point_given_to_two_nodes_is_refused_naming_both() {
@@ -146,7 +146,7 @@ fn explicit_rings_keep_shared_points_and_their_tie_rule() {
     assert_eq!(ring.owner(50), ring.nodes().id("a"));
 }
 
-// Item 5.
+// The cluster file's structure budget, before parsing.
 
 /// Each spelling of the same node table array, one past the cap, with a
 /// tail that is not TOML: the budget answers before the parser.
@@ -237,7 +237,7 @@ fn a_plain_file_at_the_caps_passes_the_budget() {
     assert_eq!(spec.nodes.len(), 20_000);
 }
 
-// Item 10.
+// Membership code linear in the nodes.
 
 /// `pinned` after a join on 200,000 jump nodes: it was a `Vec::contains`
 /// per node (O(N²): 168 s in release). Linear now; the result is the
@@ -261,7 +261,7 @@ fn pinned_is_linear_in_nodes() {
     }
 }
 
-// Item 12.
+// Bounded loads with a hot key.
 
 /// The reference answer: the first node with room on the whole list.
 fn model<P: Placement>(bounded: &Bounded<P>, hashes: &[u64]) -> Vec<NodeId> {
@@ -336,7 +336,7 @@ fn a_hot_key_does_not_restart_its_walk() {
     );
 }
 
-// Item 13.
+// Memento's cost with removals; the work estimates.
 
 fn memento(working: usize, removed: &[u32]) -> Memento {
     Memento::with_removed(names(working), removed).expect("valid")
@@ -415,7 +415,7 @@ fn anchor_and_dx_estimate_their_work_per_lookup() {
     }
 }
 
-// Item 18.
+// `capacity = 0` and zone names.
 
 #[test]
 fn capacity_zero_is_refused_naming_the_field_and_the_range() {
@@ -451,7 +451,7 @@ fn a_zone_name_follows_the_node_name_rule() {
     assert!(matches!(err, Error::InvalidZone { .. }), "{err}");
 }
 
-/// Item 2's sibling: a `secret` of the wrong kind (a number, a list) made
+/// A `secret` of the wrong kind (a number, a list) made
 /// TOML's message quote the value, secret digits included. The error names
 /// the line and the field, says what to write, and never shows the value.
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 8's limits in the core: the point budget and how to raise it, the
+//! Limits in the core: the point budget and how to raise it, the
 //! lightest weight, the hash only `slots` can use, the parameters each
 //! algorithm reads, and cluster-file errors in plain words.
 

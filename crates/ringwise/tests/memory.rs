@@ -12,7 +12,7 @@
 //! thread of the process, so no other test and no libtest thread may
 //! allocate while a snapshot is measured. Output: one line per measurement.
 //!
-//! The check can fail. Before issue 7, rendezvous reported 8 bytes per node
+//! The check can fail. Rendezvous once reported 8 bytes per node
 //! while it stores 16 (a `u64` seed and an `f64` weight): 80 bytes against
 //! 160 measured at 10 nodes, 50% off, far outside 10%. Putting that figure
 //! back into `Rendezvous::heap_bytes` makes this test fail ("heap_bytes() =

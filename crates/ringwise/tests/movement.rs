@@ -112,7 +112,7 @@ fn ring_ranges_are_exact_for_random_pairs() {
 fn moved_given_points_move_exactly_their_arc() {
     // Old: a@100,300,500 and b@200,400. New: a's 500 moved to 350, so
     // (300, 350] goes from b to a; (400, 500] stays a's (it wraps to 100).
-    // A point given to both nodes is refused (issue 24 item 3), so ties of
+    // A point given to both nodes is refused, so ties of
     // given points no longer reach a diff.
     let points = |a: &[u64], b: &[u64]| {
         let mut layout = ringwise::Layout::new();

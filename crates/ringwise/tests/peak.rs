@@ -1,4 +1,4 @@
-//! Issue 13 item 3: the build peaks the caps are derived from, measured by
+//! The build peaks the caps are derived from, measured by
 //! a peak-tracking global allocator, at the caps themselves.
 //!
 //! - A ring of [`MAX_POINTS`] points (the default budget, 2^24) peaks
@@ -32,7 +32,7 @@ static PEAK: PeakAlloc = PeakAlloc;
 /// Bytes per node the per-node algorithms' builds may peak at (jump and
 /// memento measure 170 with 10-byte names: the caller's list, the sorted
 /// table and the bucket order side by side, each `Node` 80 bytes since it
-/// carries a datacenter (issue 25; 122 before, with 56-byte nodes).
+/// carries a datacenter (122 before, with 56-byte nodes).
 const PEAK_PER_NODE: u64 = 200;
 
 /// What `make` returns, the most bytes it held at once and what it keeps.

@@ -1,7 +1,7 @@
-//! Issue 13 (reliability at scale and under attack): regressions named
-//! after the issue's items, and the scale tests of its "costs you can
-//! state". These check correctness at scale; the timings of the same
-//! workloads are recorded in RELIABILITY.md, never asserted here.
+//! Reliability at scale and under attack: regressions named after what
+//! they pin, and the scale tests of the costs RELIABILITY.md states. These
+//! check correctness at scale; the timings of the same workloads are
+//! recorded in RELIABILITY.md, never asserted here.
 
 use ringwise::{
     Algorithm, AnyPlacement, Error, Keyed, MIN_WEIGHT, Node, NodeId, Params, Placement, StableHash,
@@ -25,7 +25,7 @@ fn hashes(count: u64, seed: u64) -> impl Iterator<Item = u64> {
 }
 
 #[test]
-fn issue13_8_replicas_r_is_a_prefix_of_replicas_r_plus_1_for_every_algorithm() {
+fn replicas_r_is_a_prefix_of_replicas_r_plus_1_for_every_algorithm() {
     // Jump and memento broke this about once in 20,000 hashes at 50 nodes
     // when r was close to 50: the draw limit grew with r. All algorithms
     // are held to it, with r up to every node.
@@ -52,7 +52,7 @@ fn issue13_8_replicas_r_is_a_prefix_of_replicas_r_plus_1_for_every_algorithm() {
 }
 
 #[test]
-fn issue13_8_memento_replicas_stay_prefixes_after_removals() {
+fn memento_replicas_stay_prefixes_after_removals() {
     let mut placement = build(Algorithm::Memento, named(60));
     for gone in [3, 17, 40, 41, 59] {
         placement = placement
@@ -70,7 +70,7 @@ fn issue13_8_memento_replicas_stay_prefixes_after_removals() {
 }
 
 #[test]
-fn issue13_8_subnormal_weights_are_refused_with_the_minimum() {
+fn subnormal_weights_are_refused_with_the_minimum() {
     // Rendezvous split 5e-324 : 1e-323 as 12,499 : 17,501, not 1 : 2.
     for &algorithm in [Algorithm::Ring, Algorithm::Rendezvous, Algorithm::Maglev].iter() {
         for weight in [5e-324, 1e-323, f64::MIN_POSITIVE, MIN_WEIGHT / 2.0] {
@@ -91,13 +91,13 @@ fn issue13_8_subnormal_weights_are_refused_with_the_minimum() {
     }
 }
 
-/// Issue 13, "costs you can state": 100,000 keys over 10,000 nodes for
+/// Stated costs: 100,000 keys over 10,000 nodes for
 /// every algorithm. Batch lookups must equal single ones (all keys; a
 /// sample for rendezvous, whose single lookups cost O(N) each), and asking
 /// for every node as replicas must give every node once (O(R) with the
 /// repeat check of `Distinct`; it was O(R²) per key).
 #[test]
-fn issue13_scale_100000_keys_over_10000_nodes_for_every_algorithm() {
+fn scale_100000_keys_over_10000_nodes_for_every_algorithm() {
     let count = 10_000;
     let keys: Vec<String> = (0..100_000).map(|i| format!("user:{i}")).collect();
     for &algorithm in Algorithm::ALL {
@@ -152,13 +152,13 @@ fn issue13_scale_100000_keys_over_10000_nodes_for_every_algorithm() {
     }
 }
 
-/// Issue 13 item 6: with a public hash, an attacker who knows the node
-/// names (and the algorithm) computes the placement offline and keeps the
-/// keys that land on one node: about N tries per key. Sent to a cluster
-/// keyed with a secret the attacker does not know, the same keys spread
-/// like any others.
+/// With a public hash, an attacker who knows the node names (and the
+/// algorithm) computes the placement offline and keeps the keys that land
+/// on one node: about N tries per key. Sent to a cluster keyed with a
+/// secret the attacker does not know, the same keys spread like any
+/// others.
 #[test]
-fn issue13_adversarial_chosen_keys_hit_one_node_with_a_public_hash_not_with_a_secret() {
+fn adversarial_chosen_keys_hit_one_node_with_a_public_hash_not_with_a_secret() {
     let nodes = named(10);
     let public = ClusterOf::new(nodes.clone(), StableHash::Xxh3);
     let target = public
@@ -213,10 +213,10 @@ impl ClusterOf {
     }
 }
 
-/// Issue 13 item 3, the node cap: [`ringwise::MAX_NODES`] nodes are a
-/// cluster, one more is refused (counted, not kept), also by a join.
+/// The node cap: [`ringwise::MAX_NODES`] nodes are a cluster, one more is
+/// refused (counted, not kept), also by a join.
 #[test]
-fn issue13_3_more_than_max_nodes_are_refused() {
+fn more_than_max_nodes_are_refused() {
     use ringwise::{MAX_NODES, NodeTable};
     let many = |count: usize| (0..count).map(|i| Node::new(format!("{i:x}")));
     let err = NodeTable::new(many(MAX_NODES + 5)).expect_err("over the cap");
@@ -236,7 +236,7 @@ fn issue13_3_more_than_max_nodes_are_refused() {
     ));
 }
 
-/// Issue 13 item 5, the one fuzz finding (`ops`, crash-a195f0df): envoy-ring
+/// The fuzz target's one finding (`ops`, crash-a195f0df): envoy-ring
 /// with seven nodes of weight 1 and one of 1e-6 under a 256-point ring
 /// answered 7 replicas for `replicas(21)`, not 8. Not a bug: Envoy caps
 /// the ring at `max_ring_size` and rounds each node's share of it, so the
@@ -245,7 +245,7 @@ fn issue13_3_more_than_max_nodes_are_refused() {
 /// the behaviour down: a node without points owns nothing, the others are
 /// all replicas.
 #[test]
-fn issue13_fuzz_ops_a_pointless_envoy_node_is_never_a_replica() {
+fn a_pointless_envoy_node_is_never_a_replica() {
     let mut nodes: Vec<Node> = (0..7).map(|i| Node::new(format!("n{i}"))).collect();
     nodes.push(Node::new("n17").weight(1e-6));
     let params = Params {
@@ -267,7 +267,7 @@ fn issue13_fuzz_ops_a_pointless_envoy_node_is_never_a_replica() {
 }
 
 #[test]
-fn issue13_scale_a_million_removed_buckets_are_replayed_in_one_pass() {
+fn a_million_removed_buckets_are_replayed_in_one_pass() {
     // A cluster file may list up to MAX_NODES removed buckets. Memento
     // filed each removal by a sorted insertion, O(m) apiece: bucket 1 and
     // then 2^20 down to 2 (each inserted before all the others) took

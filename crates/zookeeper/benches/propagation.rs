@@ -1,6 +1,6 @@
 //! From a membership write to every watcher holding the new ring: the
-//! latency distribution on loopback with 5 watchers (issue 28's target:
-//! p99 ≤ 50 ms).
+//! latency distribution on loopback with 5 watchers (target: p99 ≤
+//! 50 ms).
 //!
 //! A plain harness (not criterion): each sample is one ZooKeeper write (a
 //! member created, its weight changed, or deleted, by a raw client: the

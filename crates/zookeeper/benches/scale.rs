@@ -1,5 +1,5 @@
 //! Membership at scale: 10,000 members held by one session, one watcher
-//! following them (issue 28): the watcher's memory, the time to its first
+//! following them: the watcher's memory, the time to its first
 //! ring, and the time from one write to the ring that holds it.
 //!
 //! What stands for "one registrar process holding 10,000 members": one

@@ -36,8 +36,8 @@ pub fn movement(
     let pairs = old.placement().len() as u64 * new.placement().len() as u64;
     let ((before, s_old), (after, s_new)) = (shares(old), shares(new));
     // Shares by name through a sorted map: a linear search per name made
-    // this O(N²) before the pair limit was even checked (issue 24 item 11:
-    // 50,000 nodes took 40 s to be refused). O(N log N).
+    // this O(N²) before the pair limit was even checked (50,000 nodes took
+    // 40 s to be refused). O(N log N).
     let by_name = |stats: &PlacementStats| -> BTreeMap<String, f64> {
         stats
             .nodes

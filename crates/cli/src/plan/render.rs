@@ -33,9 +33,9 @@ pub struct Costs {
 /// Each node's real share of the keys in `keyed` (one side of the plan),
 /// by [`Movement::nodes`] index (0 where absent), as `inspect` computes
 /// it: exact from a ring's arcs or a table, else sampled on the keys
-/// whose number is returned (0 when exact). Issue 25 item 6: the columns
-/// showed weight shares, so one of 4 nginx upstreams read "before
-/// 25.00 %" yet "gives 28.12 %". O(P) or O(samples · lookup).
+/// whose number is returned (0 when exact). Not the weights' shares: with
+/// those, one of 4 nginx upstreams read "before 25.00 %" yet "gives
+/// 28.12 %". O(P) or O(samples · lookup).
 fn real_shares(plan: &Plan, keyed: &Keyed<AnyPlacement>) -> (Vec<f64>, u64) {
     let m = &plan.movement;
     let (stats, samples) = crate::inspect::shares(keyed);

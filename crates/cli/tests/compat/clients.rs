@@ -1,4 +1,4 @@
-//! Issue 27: the client libraries' rings against the real libraries, and
+//! The client libraries' rings against the real libraries, and
 //! an exact migration plan between two of them.
 //!
 //! - `dalli`: Debian's ruby-dalli (`peers/dalli_peer.rb`) `set`s every key

@@ -59,7 +59,7 @@ pub(crate) fn replica_draws(
     }
     // The number of draws depends on the bucket count only, never on
     // `want`: the picks are one fixed sequence cut at `want`, so
-    // `replicas(r)` is a prefix of `replicas(r + 1)` (issue 13 item 8).
+    // `replicas(r)` is a prefix of `replicas(r + 1)`.
     let draws = u64::from(size).saturating_mul(DRAWS_PER_BUCKET);
     for a in 1..draws {
         if let Some(b) = bucket_of(replica_key(hash, a))

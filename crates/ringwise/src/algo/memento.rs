@@ -67,8 +67,8 @@
 //! steps), each a binary search, O(log m), in a sorted array (the paper
 //! uses a hash table; a sorted array needs no hasher and is deterministic).
 //! How many it visits depends on the order of the removals, not only on
-//! `n / w`; measured over 20,000 keys (`Memento::bucket_counted`, issue 24
-//! item 13), steps per lookup:
+//! `n / w`; measured over 20,000 keys (`Memento::bucket_counted`), steps
+//! per lookup:
 //!
 //! | working, removed | from the front (0, 1, 2, ...) | random order | descending |
 //! |---|---|---|---|

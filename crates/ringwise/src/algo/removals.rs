@@ -16,7 +16,10 @@
 //! Cost: O(m log m) for m removed buckets.
 
 use crate::Error;
-use crate::algo::params::Params;
+// From its defining module: `algo/params.rs` re-exports `Params` and reads
+// `READ_BY` from here, so naming it through that re-export would make the
+// two files depend on each other.
+use crate::param::Params;
 
 /// What `removed` means and who reads it, for the refusal of the others.
 pub(crate) const READ_BY: &str = "`removed` lists buckets whose node left, which only memento, \

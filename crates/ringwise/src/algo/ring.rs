@@ -335,11 +335,11 @@ impl<S: PointScheme> Ring<S> {
     }
 
     /// Refuses two nodes on one point when either was given it by hand
-    /// (`given(id, point)`): with ties by rank, one of them would own
-    /// nothing there, and a node given only shared points nothing at all
-    /// (issue 24 item 3; Cassandra refuses a token on two nodes the same
-    /// way). Points two made lists share (a hash collision) keep the tie
-    /// rule. O(P): equal points are adjacent in ring order.
+    /// (`given(id, point)`): with ties by rank, one of them would own nothing
+    /// there, and a node given only shared points nothing at all (Cassandra
+    /// refuses a token on two nodes the same way). Points two made lists share
+    /// (a hash collision) keep the tie rule. O(P): equal points are adjacent
+    /// in ring order.
     fn refuse_shared_given(&self, mut given: impl FnMut(NodeId, u64) -> bool) -> Result<(), Error> {
         for pair in self.entries.windows(2) {
             let point = pair[0].point;

@@ -194,8 +194,8 @@ impl ClusterSpec {
 
     /// [`ClusterSpec::from_toml`] that also returns the placement it built
     /// to validate the file, so that a caller who uses the spec as is does
-    /// not build it a second time (issue 13 item 7: a big maglev table was
-    /// built twice by `--cluster`). O(file + build).
+    /// not build it a second time (a big maglev table was once built twice
+    /// by `--cluster`). O(file + build).
     pub fn from_toml_built(text: &str) -> Result<(Self, Keyed<AnyPlacement>), Error> {
         Self::read_built(text, false)
     }
@@ -242,8 +242,8 @@ impl ClusterSpec {
                 message,
             }
         };
-        // Before parsing: the parser holds everything it reads (issue 24
-        // item 5), so the file's structure is budgeted on its text first.
+        // Before parsing: the parser holds everything it reads, so the
+        // file's structure is budgeted on its text first.
         scan::check(text)?;
         let raw: RawCluster = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start));
@@ -532,7 +532,7 @@ fn plain_words(message: &str) -> String {
 }
 
 /// Whether the line holding byte `offset` gives the key `secret`: its
-/// errors must not quote the value (issue 24 item 2).
+/// errors must not quote the value.
 fn is_secret_line(text: &str, offset: usize) -> bool {
     let end = offset.min(text.len());
     let start = text[..end].rfind('\n').map_or(0, |i| i + 1);

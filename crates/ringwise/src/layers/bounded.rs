@@ -32,7 +32,7 @@
 //! preference-list entries plus `Σ ℓ_h` cursor steps, where `ℓ_h ≤ N` is how
 //! many full nodes hash `h` walked past: O(K + D·spill) in general, and one
 //! hot key repeated K times over N nodes is O(K + N), never O(K · N)
-//! (issue 24 item 12: it was K · N). Memory: the walks, at most the entries
+//! (it was K · N). Memory: the walks, at most the entries
 //! read. `acquire` reads doubling prefixes on each spill (leases come and
 //! go, nothing is kept): O(1 + spill) per call. The capacities sum to at
 //! least `(1+ε)·m ≥ m`, so a free node always exists.
@@ -112,12 +112,11 @@ impl<P: Placement> Bounded<P> {
         }
         let m = hashes.len() as u64;
         let mut load = vec![0u64; n];
-        // The walk of each hash that spilled, by hash: loads only grow
-        // during one assignment, so a node found full stays full and a
-        // repeated hash resumes where its walk stopped instead of reading
-        // its list from the start again (issue 24 item 12: 100,000 copies
-        // of one key over 10,000 nodes took 29 s on ring). A BTreeMap: no
-        // random hasher, the same work every run.
+        // The walk of each hash that spilled, by hash: loads only grow during
+        // one assignment, so a node found full stays full and a repeated hash
+        // resumes where its walk stopped instead of reading its list from the
+        // start again (100,000 copies of one key over 10,000 nodes took 29 s
+        // on ring). A BTreeMap: no random hasher, the same work every run.
         let mut walks: BTreeMap<u64, Walk> = BTreeMap::new();
         let mut owners = Vec::with_capacity(hashes.len());
         let mut read = 0u64;

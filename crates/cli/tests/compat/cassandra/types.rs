@@ -99,7 +99,7 @@ fn every_cql_type_serialises_as_the_driver_does() {
     }
 }
 
-/// The proof can fail: `int` 42 is not the text "42" (the bug of issue 25).
+/// The proof can fail: `int` 42 is not the text "42" (a bug it once caught).
 #[test]
 fn an_int_key_is_not_its_text() {
     let typed = ringwise(&["token", "--type", "int", "42"], b"");

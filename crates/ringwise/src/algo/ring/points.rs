@@ -61,7 +61,7 @@ pub trait PointScheme: Clone + fmt::Debug + Send + Sync {
     /// rule deciding who owns it ([`Explicit`]: how deployed rings with
     /// shared points are written down). `false` (every other scheme) refuses
     /// a given point that is another node's, given or made: one of the two
-    /// would own nothing there (issue 24 item 3).
+    /// would own nothing there.
     fn shares_given_points(&self) -> bool {
         false
     }

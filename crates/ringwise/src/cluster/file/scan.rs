@@ -1,5 +1,5 @@
 //! The structure budget of a cluster file, checked on its text before the
-//! TOML parser runs (issue 24 item 5).
+//! TOML parser runs.
 //!
 //! The parser holds each value it reads (about 100 bytes per array element,
 //! about 1.6 KB per node table) before ringwise sees any of it, so what
