@@ -375,6 +375,11 @@ impl Pool {
         self.routing.load_full()
     }
 
+    /// The key locks every routing snapshot shares.
+    pub fn locks(&self) -> &KeyLocks {
+        &self.locks
+    }
+
     /// The hot-key state, when enabled.
     pub fn hot(&self) -> Option<&Hot> {
         self.hot.as_ref()

@@ -93,8 +93,7 @@ pub async fn locked_write(
         bytes,
         noreply,
     } = write;
-    let locks = pool.routing().locks.clone();
-    let _lock = locks.lock(key).await;
+    let _lock = pool.locks().lock(key).await;
     let routing = pool.routing();
     let Some((owner, unsettled)) = routing.route(key) else {
         return (!noreply).then_some(Pending::Now(NO_SERVER));
