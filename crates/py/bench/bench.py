@@ -205,6 +205,128 @@ def changes(compat_module, repeats: int, n_keys: int) -> list[tuple[str, str]]:
     return rows
 
 
+def get_node_runs(repeats: int, block: int) -> int:
+    """``--get-node``: the per-key lookup against the peers, for the claim
+    "in every run". 100 nodes; the same keys for everyone; every sample is
+    one pass over a block of ``block`` keys (a different block each round,
+    the same block for every contender within a round), the order of the
+    contenders rotating each round, the collector off; ``repeats`` rounds
+    after one warm-up round. Each contender's figure is its minimum over
+    the rounds (timeit's rule: noise only adds), its median beside it.
+
+    The floor, in the same rounds: an empty Python loop over the block;
+    ``Placement._probe_echo`` (a PyO3 method that does nothing: one ``str``
+    in, a cached ``str`` out) in the same loop; and Rust's
+    ``Keyed::locate`` alone over the same keys (``_probe_locate_ns``)."""
+    import statistics
+
+    load_before = os.getloadavg()
+    nodes = [f"node-{i}" for i in range(100)]
+    ours = compat.ConsistentHashRing(vnodes=1000)
+    for name in nodes:
+        ours.add_node(name)
+    article = ArticleRing(vnodes=1000)
+    for name in nodes:
+        article.add_node(name)
+    placement = ours.placement
+    assert placement is not None
+    keys = [f"user:{i}" for i in range(100_000)]
+    blocks = [keys[i:i + block] for i in range(0, len(keys), block)]
+    sample = keys[::50]
+    assert [ours.get_node(k) for k in sample] == [article.get_node(k) for k in sample]
+    native = getattr(ringwise, "_ringwise", None)
+    probe_locate = getattr(native, "_probe_locate_ns", None)
+    echo = getattr(placement, "_probe_echo", None)
+
+    def loop(fn: Callable[[object], object]) -> Callable[[list], float]:
+        def timed(ks: list) -> float:
+            gc.disable()
+            t0 = time.perf_counter_ns()
+            for k in ks:
+                fn(k)
+            t1 = time.perf_counter_ns()
+            gc.enable()
+            return (t1 - t0) / len(ks)
+        return timed
+
+    def empty(ks: list) -> float:
+        gc.disable()
+        t0 = time.perf_counter_ns()
+        for k in ks:
+            pass
+        t1 = time.perf_counter_ns()
+        gc.enable()
+        return (t1 - t0) / len(ks)
+
+    contenders: dict[str, Callable[[list], float]] = {
+        "ours": loop(ours.get_node),
+        "article": loop(article.get_node),
+        "empty": empty,
+    }
+    if echo is not None:
+        contenders["echo"] = loop(echo)
+    if probe_locate is not None:
+        contenders["rust"] = lambda ks: probe_locate(placement, ks, 1)
+    if uhashring is not None:
+        uh_k = uhashring.HashRing(nodes=nodes, hash_fn="ketama")
+        uh_d = uhashring.HashRing(nodes=nodes)
+        c_k = compat.HashRing(nodes=nodes, hash_fn="ketama")
+        c_d = compat.HashRing(nodes=nodes)
+        assert [c_k.get_node(k) for k in sample] == [uh_k.get_node(k) for k in sample]
+        assert [c_d.get_node(k) for k in sample] == [uh_d.get_node(k) for k in sample]
+        contenders.update({"uh_ketama": loop(uh_k.get_node), "uh_default": loop(uh_d.get_node),
+                           "compat_ketama": loop(c_k.get_node), "compat_default": loop(c_d.get_node)})
+    names = list(contenders)
+    for name in names:  # warm-up, not counted
+        contenders[name](blocks[0])
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        ks = blocks[r % len(blocks)]
+        order = names[r % len(names):] + names[: r % len(names)]
+        for name in order:
+            samples[name].append(contenders[name](ks))
+    low = {name: min(v) for name, v in samples.items()}
+    mid = {name: statistics.median(v) for name, v in samples.items()}
+
+    print(f"# ringwise Python bench: get_node ({repeats} rounds of {block:,} keys, 100 nodes)")
+    print(f"python {platform.python_version()} {platform.machine()}, ringwise {getattr(ringwise, '__version__', '?')}"
+          f", uhashring {getattr(uhashring, '__version__', None) or ('installed' if uhashring else 'absent')}")
+    print(f"load average before: {load_before}")
+    print("| contender | min ns/call | median ns/call |")
+    print("|---|---|---|")
+    labels = {
+        "ours": "compat.ConsistentHashRing(vnodes=1000).get_node (md5, 100,000 points)",
+        "article": "the article's class, get_node (vnodes=1000)",
+        "uh_ketama": "uhashring.HashRing(nodes, hash_fn='ketama').get_node (16,000 points)",
+        "uh_default": "uhashring.HashRing(nodes).get_node (16,000 points)",
+        "compat_ketama": "compat.HashRing(nodes, hash_fn='ketama').get_node (uhashring's ring)",
+        "compat_default": "compat.HashRing(nodes).get_node (uhashring's ring)",
+        "empty": "floor: the empty loop (`for k in keys: pass`)",
+        "echo": "floor: Placement._probe_echo in the loop (empty PyO3 method, str in, cached str out)",
+        "rust": "floor: Rust Keyed::locate alone, same ring, same keys (no Python)",
+    }
+    for name in names:
+        print(f"| {labels[name]} | {low[name]:.0f} | {mid[name]:.0f} |")
+    print()
+    g = low["ours"]
+    parts = [f"x article {low['article'] / g:.1f} (median {mid['article'] / mid['ours']:.1f}; target >= 12)"]
+    if "uh_ketama" in low:
+        parts.append(f"x uhashring ketama {low['uh_ketama'] / g:.1f} (median {mid['uh_ketama'] / mid['ours']:.1f};"
+                     " target >= 8)")
+        parts.append(f"x uhashring default {low['uh_default'] / g:.1f} (median {mid['uh_default'] / mid['ours']:.1f})")
+    print(f"RATIOS get_node {g:.0f} ns: " + "; ".join(parts))
+    if "uh_ketama" in low:
+        print(f"same ring: compat ketama x{low['uh_ketama'] / low['compat_ketama']:.1f},"
+              f" compat default x{low['uh_default'] / low['compat_default']:.1f}")
+    if "echo" in low and "rust" in low:
+        print(f"FLOOR loop {low['empty']:.0f} ns; empty PyO3 method {low['echo']:.0f} ns with the loop"
+              f" ({low['echo'] - low['empty']:.0f} ns the call); Rust locate {low['rust']:.0f} ns;"
+              f" loop + empty call + Rust = {low['echo'] + low['rust']:.0f} ns;"
+              f" get_node above it: {g - low['echo'] - low['rust']:.0f} ns")
+    print(f"load average after: {os.getloadavg()}")
+    return 0
+
+
 def load_compat(path: str):
     import importlib.util
 
@@ -217,6 +339,8 @@ def load_compat(path: str):
 
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
+    if "--get-node" in argv:
+        return get_node_runs(20 if quick else 60, 10_000)
     if "--changes" in argv:
         module = load_compat(argv[argv.index("--compat") + 1]) if "--compat" in argv else compat
         print(f"# ringwise Python bench: membership changes ({module.__file__})")

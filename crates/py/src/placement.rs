@@ -63,6 +63,11 @@ impl Placement {
         Placement::new(py, keyed, listed)
     }
 
+    /// The shared name object of the node with the lowest id, if any.
+    pub(crate) fn first_name(&self) -> Option<&Py<PyString>> {
+        self.names.first()
+    }
+
     fn name(&self, py: Python<'_>, id: NodeId) -> Py<PyString> {
         self.names[id as usize].clone_ref(py)
     }

@@ -3,6 +3,10 @@
 //! placement a Python call is timed with, so the bench can state the
 //! Python call's overhead above Rust in the same run.
 //!
+//! `Placement._probe_echo` is the other floor: a PyO3 method that does
+//! nothing (one `str` in, a cached `str` out), so the bench can state what
+//! a Python call of any PyO3 method costs, beside `locate`.
+//!
 //! Not public API: the names start with `_probe_`, the stubs
 //! (`_ringwise.pyi`) list them under a "bench only" comment (stubtest needs
 //! every name the module exports), and they may change with the bench.
@@ -25,6 +29,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 use ringwise::Placement as _;
 
 use crate::errors::empty;
@@ -94,4 +99,18 @@ pub fn _probe_owners_ns(
         keyed.owners_into(black_box(&keys), &mut ids);
         black_box(&ids);
     }))
+}
+
+#[pymethods]
+impl Placement {
+    /// `placement._probe_echo(key)`: nothing, as a PyO3 method: takes one
+    /// `str` and returns a cached one (the first node's name, or `key`
+    /// itself without nodes). Bench only: the cost of a Python call of a
+    /// PyO3 method, the floor under `locate`. Cost: O(1).
+    fn _probe_echo(&self, py: Python<'_>, key: &Bound<'_, PyString>) -> Py<PyString> {
+        match self.first_name() {
+            Some(name) => name.clone_ref(py),
+            None => key.clone().unbind(),
+        }
+    }
 }
