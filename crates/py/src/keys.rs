@@ -41,7 +41,16 @@ pub const CHUNK: usize = 4096;
 /// (a `str` with lone surrogates, which has no UTF-8, is encoded with
 /// them replaced, as before). Cost: O(1) for `bytes` and ASCII `str`;
 /// O(len) once for another `str` (CPython caches its UTF-8).
+#[inline]
 pub fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+    // The usual key first: an exact `str` is one pointer comparison (the
+    // subclass check below is a call into libpython under the limited
+    // API) and its UTF-8 is read in place.
+    if let Ok(s) = key.cast_exact::<PyString>() {
+        if let Ok(text) = s.to_str() {
+            return Ok(Cow::Borrowed(text.as_bytes()));
+        }
+    }
     if let Ok(s) = key.cast::<PyString>() {
         return Ok(match s.to_cow()? {
             Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
