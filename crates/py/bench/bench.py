@@ -2,7 +2,12 @@
 """The Python benchmarks of BENCHMARKS.md ("Python"), all measured in one run.
 
     python crates/py/bench/bench.py [--quick]
+    python crates/py/bench/bench.py --get-node [--quick]
     python crates/py/bench/bench.py --changes [--compat PATH]
+
+``--get-node`` runs only the per-key lookup against the peers, with its
+floor, and prints the run's ratios (``get_node_runs``: run it several
+times; the targets hold only if they hold in every run).
 
 ``--changes`` runs only section 3 (membership changes); ``--compat PATH``
 times the ``ringwise.compat`` module at PATH instead of the installed one
