@@ -8,6 +8,9 @@
 //! of its task per burst (per request outside a batch); the answer's one
 //! copy.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -25,13 +28,39 @@ use crate::server::Server;
 pub struct Reply {
     answer: oneshot::Receiver<Delivery>,
     sent: Instant,
+    /// What [`Reply::poll_answer`] took from `answer`: the delivery, or
+    /// none when the connection dropped the request.
+    got: Option<Option<Delivery>>,
 }
 
 impl Reply {
     fn new(expect: Expect) -> (Reply, Waiter) {
         let (tx, answer) = oneshot::channel();
         let sent = Instant::now();
-        (Reply { answer, sent }, (expect, tx))
+        (
+            Reply {
+                answer,
+                sent,
+                got: None,
+            },
+            (expect, tx),
+        )
+    }
+
+    /// Ready once the answer (or the request's failure) is there, which
+    /// [`wait`] then returns at once; the client's connection polls it
+    /// beside its socket, so an answer wakes it to be written.
+    pub fn poll_answer(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.got.is_none() {
+            let delivery = ready!(Pin::new(&mut self.answer).poll(cx));
+            self.got = Some(delivery.ok());
+        }
+        Poll::Ready(())
+    }
+
+    /// When the answer is late: `timeout` after the request was sent.
+    pub fn deadline(&self, timeout: Duration) -> Instant {
+        self.sent + timeout
     }
 }
 
@@ -136,7 +165,7 @@ pub fn line(command: &[u8], key: &[u8], tail: &[u8]) -> Vec<u8> {
 /// neither.
 ///
 /// An answer that came in time counts as such however late it is read:
-/// a client that reads slowly has its writer wait here after the
+/// a client that reads slowly has its connection come here after the
 /// deadline, for answers that are long there.
 pub async fn wait(server: &Server, mut reply: Reply, timeout: Duration) -> Answer {
     let deadline = reply.sent + timeout;
@@ -144,18 +173,22 @@ pub async fn wait(server: &Server, mut reply: Reply, timeout: Duration) -> Answe
         line: line.into_bytes(),
         server: true,
     };
-    let delivery = match tokio::time::timeout_at(deadline, &mut reply.answer).await {
-        Ok(Ok(delivery)) => delivery,
-        Ok(Err(_)) => Err(failure(
-            "SERVER_ERROR ringwise-proxy: the request was dropped\r\n".into(),
-        )),
-        // An answer that is there is an answer, however late it is read.
-        Err(_) => reply.answer.try_recv().unwrap_or_else(|_| {
-            Err(failure(format!(
-                "SERVER_ERROR ringwise-proxy: server {} timed out\r\n",
-                server.address()
-            )))
-        }),
+    let dropped = || failure("SERVER_ERROR ringwise-proxy: the request was dropped\r\n".into());
+    // An answer already taken (the common case: the client waited for it
+    // beside its socket) needs no timer.
+    let delivery = match reply.got.take() {
+        Some(got) => got.unwrap_or_else(|| Err(dropped())),
+        None => match tokio::time::timeout_at(deadline, &mut reply.answer).await {
+            Ok(Ok(delivery)) => delivery,
+            Ok(Err(_)) => Err(dropped()),
+            // An answer that is there is an answer, however late it is read.
+            Err(_) => reply.answer.try_recv().unwrap_or_else(|_| {
+                Err(failure(format!(
+                    "SERVER_ERROR ringwise-proxy: server {} timed out\r\n",
+                    server.address()
+                )))
+            }),
+        },
     };
     match delivery {
         Ok(answer) => {

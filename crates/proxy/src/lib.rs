@@ -15,6 +15,8 @@
 //! [`response`]), with no dependency but `memchr` (the fuzz target's build).
 
 #[cfg(feature = "server")]
+pub mod answer;
+#[cfg(feature = "server")]
 pub mod backend;
 #[cfg(feature = "server")]
 pub mod client;

@@ -177,11 +177,20 @@ fn main() -> anyhow::Result<()> {
         }
         (None, None, None) => bail!("give --cluster FILE, --nutcracker FILE or --membership URL"),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(usize::from(args.threads))
-        .enable_all()
-        .build()
-        .context("starting the runtime")?;
+    // One thread: one event loop that also accepts, as nutcracker's, not
+    // a scheduler with one worker and a thread that parks in `block_on`
+    // beside it (with memaslap's 8 connections on a busy machine that
+    // one waited where nutcracker did not: BENCHMARKS.md).
+    let runtime = match args.threads {
+        1 => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        n => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(usize::from(n))
+            .enable_all()
+            .build(),
+    }
+    .context("starting the runtime")?;
     runtime.block_on(run(args, file, start))
 }
 

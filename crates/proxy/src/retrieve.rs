@@ -14,7 +14,7 @@
 //! client before the next part is asked, so a retrieval holds at most one
 //! part's values in the proxy, whatever it names (a 1 MB value named
 //! 5,000 times is asked once per part and streamed). A retrieval of more
-//! than one part stops its client's reader until it is written (so the
+//! than one part stops its client's reading until it is written (so the
 //! client's later requests still reach each server after it).
 //!
 //! An unsettled key ([`crate::routing`]) that its owner missed is read
@@ -36,8 +36,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use std::task::{Context, Poll, ready};
+
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::oneshot;
+use tokio::time::Instant;
 
 use crate::backend::NO_SERVER;
 use crate::exchange::{Batch, Reply, ask, send, wait};
@@ -56,10 +58,10 @@ pub const PART_KEYS: usize = 32;
 /// 2048 bytes, and `gat`/`gats` lines must stay within it.
 pub const PART_LINE: usize = 2048;
 
-/// Where the writer flushes what it gathered for its client.
+/// Where a client's connection writes the answers it gathered.
 pub const FLUSH: usize = 64 * 1024;
 
-/// What the writer sends for one request.
+/// What a client's connection sends for one request.
 #[derive(Debug)]
 pub enum Pending {
     /// A fixed answer.
@@ -76,6 +78,36 @@ pub enum Pending {
     Retrieval(Box<Retrieve>),
     /// Nothing more: close after what came before.
     Close,
+}
+
+impl Pending {
+    /// Ready once what it waits for is there (for a retrieval, its current
+    /// part's answers), so that writing it waits for nothing but the
+    /// socket (and, for a retrieval, its later parts and the copies of
+    /// moved keys it misses).
+    pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match self {
+            Pending::One(_, reply) | Pending::Values(_, reply, _) => reply.poll_answer(cx),
+            Pending::Retrieval(retrieve) => {
+                for reply in retrieve.owners.iter_mut().filter_map(|(_, r)| r.as_mut()) {
+                    ready!(reply.poll_answer(cx));
+                }
+                Poll::Ready(())
+            }
+            Pending::Now(_) | Pending::Ready(_) | Pending::Close => Poll::Ready(()),
+        }
+    }
+
+    /// When what it waits for is late (`None`: it waits for nothing).
+    pub fn deadline(&self, timeout: Duration) -> Option<Instant> {
+        match self {
+            Pending::One(_, reply) | Pending::Values(_, reply, _) => Some(reply.deadline(timeout)),
+            Pending::Retrieval(retrieve) => (retrieve.owners.iter())
+                .filter_map(|(_, reply)| Some(reply.as_ref()?.deadline(timeout)))
+                .min(),
+            Pending::Now(_) | Pending::Ready(_) | Pending::Close => None,
+        }
+    }
 }
 
 /// Where a key's miss is completed from.
@@ -118,8 +150,6 @@ pub struct Retrieve {
     asked: Vec<Asked>,
     /// The part's owners and their answers to come.
     owners: Vec<(Arc<Server>, Option<Reply>)>,
-    /// Dropped when the retrieval is written: its client reads on.
-    done: Option<oneshot::Sender<()>>,
 }
 
 impl Retrieve {
@@ -169,7 +199,6 @@ impl Retrieve {
             named: 0,
             asked: Vec::new(),
             owners: Vec::new(),
-            done: None,
         }
     }
 
@@ -186,13 +215,6 @@ impl Retrieve {
             true => PART_KEYS,
             false => self.asked.len().max(1),
         }
-    }
-
-    /// A receiver that ends once the retrieval is written (or dropped).
-    pub fn finished(&mut self) -> oneshot::Receiver<()> {
-        let (done, finished) = oneshot::channel();
-        self.done = Some(done);
-        finished
     }
 
     /// `get`, or `gat <exptime>`.
@@ -282,7 +304,7 @@ impl Retrieve {
         }
     }
 
-    /// Queues the first part in `batch`; what the writer will wait for.
+    /// Queues the first part in `batch`; what the client's answer waits for.
     pub fn send(mut self, batch: &mut Batch) -> Pending {
         // Nothing to ask: no key (memcached's `END`), or no server for any
         // key (none in the pool, or all ejected).
