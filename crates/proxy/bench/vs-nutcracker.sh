@@ -106,7 +106,14 @@ on_error() { # $1 status, $2 line, $3 command
 }
 trap 'on_error "$?" "$LINENO" "$BASH_COMMAND"' ERR
 
+# The processes started and not yet reaped: only these are killed on exit
+# (a reaped PID may be another's by then).
 PIDS=()
+forget() { # $1 a reaped pid
+    local keep=() pid
+    for pid in "${PIDS[@]}"; do [ "$pid" = "$1" ] || keep+=("$pid"); done
+    PIDS=("${keep[@]}")
+}
 cleanup() {
     local pid
     for pid in "${PIDS[@]}"; do
@@ -117,8 +124,8 @@ cleanup() {
     done
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap 'echo "vs-nutcracker: interrupted (results so far: $OUT)" >&2; exit 130' INT
+trap 'echo "vs-nutcracker: terminated (results so far: $OUT)" >&2; exit 143' TERM
 
 # --- checks -----------------------------------------------------------------
 for word in $GENERATORS; do
@@ -258,6 +265,7 @@ start_proxy() { # $1 name, $2 the yml
 stop() { # $1 pid
     kill "$1" 2>/dev/null || true
     wait "$1" 2>/dev/null || true
+    forget "$1"
 }
 
 # Reads of our own processes only (never every /proc/*: a process that
@@ -354,8 +362,10 @@ get_ratio() { # $1 mix
     if [ "$1" = get ]; then echo 0.9; else echo 0.1; fi
 }
 
-# Runs a generator in the background (so that it is killed on exit like
-# every other process) and waits for it; its stdout to $1, stderr to $1.err.
+# Runs a generator in the background of this shell (never in a command
+# substitution's subshell: its PID must be in this shell's PIDS, killed on
+# exit like every other process) and waits for it; its stdout to $1,
+# stderr to $1.err.
 run_generator() { # $1 output file, then the command
     local out=$1 pid status=0
     shift
@@ -363,6 +373,7 @@ run_generator() { # $1 output file, then the command
     pid=$!
     PIDS+=("$pid")
     wait "$pid" || status=$?
+    forget "$pid"
     [ "$status" -eq 0 ] || die "exit $status from: $* -- $(tail -c 600 "$out.err" "$out" 2>/dev/null)"
 }
 
@@ -389,7 +400,8 @@ memaslap_cfg() { # $1 value bytes, $2 mix, $3 file
     } >"$3"
 }
 
-# One run; prints "requests_per_s p99_us mean_us requests errors misses".
+# One run; writes "requests_per_s p99_us mean_us requests errors misses"
+# to $8.result.
 # load: errors are wrong or failed answers; misses, gets that found
 # nothing. memaslap: errors are its verify failures (none: it does not
 # verify here), misses its get_misses.
@@ -401,7 +413,7 @@ generate() { # $1 generator, $2 port, $3 conns, $4 pipeline, $5 mix, $6 value, $
             --seconds "$RUN_SECONDS" --keys "$keys" --value-bytes "$6" \
             --get-ratio "$(get_ratio "$5")" --seed "$7"
         jq -r '[.requests_per_s, .p99_us, .p50_us, .requests, .errors, (.gets - .hits)] | @tsv' "$8" |
-            tr '\t' ' '
+            tr '\t' ' ' >"$8.result"
         local first
         first=$(jq -r '.first_error // empty' "$8")
         [ -z "$first" ] || log "  errors on port $2; the first: $first"
@@ -439,7 +451,7 @@ generate() { # $1 generator, $2 port, $3 conns, $4 pipeline, $5 mix, $6 value, $
                 sum += count[k]
             }
             printf "%s %.1f %s %s %d %d\n", tps, p99, avg, ops, failed + 0, misses + 0
-        }' "$8"
+        }' "$8" >"$8.result"
 }
 
 printf 'generator\tconnections\tpipeline\tmix\tvalue_bytes\ttarget\tround\trequests_per_s\tp99_us\tp50_or_mean_us\trequests\terrors\tmisses\tcpu_us_per_req\tmemcached_cpu_us_per_req\tother_cpu_pct\tloadavg_before\tloadavg_after\n' \
@@ -456,7 +468,8 @@ run_one() { # $1 generator, $2 conns, $3 pipeline, $4 mix, $5 value, $6 target, 
     m0=$(memcached_ticks)
     b0=$(busy_ticks)
     t0=$(now_s)
-    result=$(generate "$1" "$port" "$2" "$3" "$4" "$5" "$7" "$out")
+    generate "$1" "$port" "$2" "$3" "$4" "$5" "$7" "$out"
+    result=$(<"$out.result")
     alive "$pid" "$6"
     c1=$(cpu_ticks "$pid")
     m1=$(memcached_ticks)
