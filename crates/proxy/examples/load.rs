@@ -22,7 +22,8 @@
 //!
 //! ```text
 //! {"target":..,"connections":..,"pipeline":..,"seconds":..,"requests":..,
-//!  "requests_per_s":..,"p50_us":..,"p99_us":..,"p999_us":..,"errors":..,...}
+//!  "requests_per_s":..,"p50_us":..,"p99_us":..,"p999_us":..,"errors":..,...,
+//!  "first_error":"SERVER_ERROR ..." or null}
 //! ```
 //!
 //! `--idle N` instead opens N connections (with `--touch`, one `get` on
@@ -138,6 +139,7 @@ impl Conn {
         let stream = TcpStream::connect(target)?;
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        stream.set_write_timeout(Some(Duration::from_secs(10)))?;
         Ok(Conn {
             stream,
             buf: vec![0; 64 * 1024],
@@ -219,6 +221,17 @@ struct Sent {
 struct Answers {
     errors: u64,
     hits: u64,
+    /// The first wrong answer's line (what the errors were).
+    first_error: Option<String>,
+}
+
+impl Answers {
+    fn error(&mut self, line: &[u8]) {
+        self.errors += 1;
+        if self.first_error.is_none() {
+            self.first_error = Some(String::from_utf8_lossy(line).into_owned());
+        }
+    }
 }
 
 /// Reads the answers of `sent`; an `Err` is a broken connection.
@@ -230,7 +243,7 @@ fn read_answers(conn: &mut Conn, sent: &[Sent], value_bytes: usize) -> io::Resul
         let text = &conn.buf[line];
         if !request.get {
             if text != b"STORED" {
-                out.errors += 1;
+                out.error(text);
             }
             continue;
         }
@@ -239,7 +252,7 @@ fn read_answers(conn: &mut Conn, sent: &[Sent], value_bytes: usize) -> io::Resul
         }
         let Some(header) = text.strip_prefix(b"VALUE ") else {
             // SERVER_ERROR and the like: a one-line answer.
-            out.errors += 1;
+            out.error(text);
             continue;
         };
         let mut words = header.split(|&b| b == b' ');
@@ -270,9 +283,37 @@ fn read_answers(conn: &mut Conn, sent: &[Sent], value_bytes: usize) -> io::Resul
             out.hits += 1;
         } else {
             out.errors += 1;
+            out.first_error
+                .get_or_insert_with(|| "a VALUE of the wrong key or length".to_string());
         }
     }
     Ok(out)
+}
+
+/// A batch larger than this is written from a second thread while this one
+/// reads the answers. Written whole before reading, a batch of large sets
+/// and gets (100 KB values, pipelined) can fill the socket buffers both
+/// ways: the server blocked writing answers that nobody reads, so no longer
+/// reading requests, the client blocked writing them. Smaller batches fit
+/// the buffers and are written inline, as before.
+const WRITE_ASIDE: usize = 64 * 1024;
+
+/// Sends `out` and reads the answers of `sent`; an `Err` is a broken
+/// connection.
+fn exchange(conn: &mut Conn, out: &[u8], sent: &[Sent], value_bytes: usize) -> io::Result<Answers> {
+    if out.len() <= WRITE_ASIDE {
+        conn.stream.write_all(out)?;
+        return read_answers(conn, sent, value_bytes);
+    }
+    let mut writer = conn.stream.try_clone()?;
+    std::thread::scope(|scope| {
+        let written = scope.spawn(move || writer.write_all(out));
+        let read = read_answers(conn, sent, value_bytes);
+        let written = written
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the writer thread panicked")));
+        written.and(read)
+    })
 }
 
 fn push_set(out: &mut Vec<u8>, key: u64, value: &[u8]) {
@@ -296,8 +337,7 @@ fn warm(args: &Args, value: &[u8]) -> io::Result<u64> {
             sent.push(Sent { key: k, get: false });
         }
         key += sent.len() as u64;
-        conn.stream.write_all(&out)?;
-        errors += read_answers(&mut conn, &sent, value.len())?.errors;
+        errors += exchange(&mut conn, &out, &sent, value.len())?.errors;
     }
     Ok(errors)
 }
@@ -309,6 +349,7 @@ struct Tally {
     errors: u64,
     gets: u64,
     hits: u64,
+    first_error: Option<String>,
     /// Each batch's round trip, nanoseconds.
     batches: Vec<u64>,
     finished: Option<Instant>,
@@ -346,15 +387,15 @@ fn drive(args: &Args, index: usize, value: &[u8], barrier: &Barrier) -> Tally {
             sent.push(Sent { key, get });
         }
         let began = Instant::now();
-        let result = c
-            .stream
-            .write_all(&out)
-            .and_then(|()| read_answers(c, &sent, value.len()));
+        let result = exchange(c, &out, &sent, value.len());
         let took = began.elapsed();
         tally.requests += sent.len() as u64;
         match result {
             Ok(read) => {
                 tally.errors += read.errors;
+                if tally.first_error.is_none() {
+                    tally.first_error = read.first_error;
+                }
                 tally.hits += read.hits;
                 tally.gets += sent.iter().filter(|s| s.get).count() as u64;
                 tally.batches.push(took.as_nanos() as u64);
@@ -362,6 +403,9 @@ fn drive(args: &Args, index: usize, value: &[u8], barrier: &Barrier) -> Tally {
             Err(err) => {
                 eprintln!("connection {index}: {err}; reconnecting");
                 tally.errors += sent.len() as u64;
+                tally
+                    .first_error
+                    .get_or_insert_with(|| format!("connection broken: {err}"));
                 conn = Conn::open(&args.target);
             }
         }
@@ -389,6 +433,24 @@ fn own_cpu_ticks() -> u64 {
             .unwrap_or(0)
     };
     field(14) + field(15)
+}
+
+/// `text` as a JSON string (`null` for none).
+fn json_string(text: Option<&str>) -> String {
+    let Some(text) = text else {
+        return "null".to_string();
+    };
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// The `q` quantile of sorted `ns`, in microseconds.
@@ -478,6 +540,9 @@ fn main() -> ExitCode {
         };
         all.requests += tally.requests;
         all.errors += tally.errors;
+        if all.first_error.is_none() {
+            all.first_error = tally.first_error;
+        }
         all.gets += tally.gets;
         all.hits += tally.hits;
         all.batches.extend_from_slice(&tally.batches);
@@ -492,7 +557,8 @@ fn main() -> ExitCode {
         "{{\"target\":\"{}\",\"connections\":{},\"pipeline\":{},\"seconds\":{:.3},\
          \"requests\":{},\"requests_per_s\":{:.1},\"p50_us\":{:.1},\"p99_us\":{:.1},\
          \"p999_us\":{:.1},\"errors\":{},\"gets\":{},\"hits\":{},\"batches\":{},\
-         \"warm_errors\":{warm_errors},\"client_cpu_ticks\":{client_cpu_ticks}}}",
+         \"warm_errors\":{warm_errors},\"client_cpu_ticks\":{client_cpu_ticks},\
+         \"first_error\":{}}}",
         args.target,
         args.connections,
         args.pipeline,
@@ -506,6 +572,7 @@ fn main() -> ExitCode {
         all.gets,
         all.hits,
         all.batches.len(),
+        json_string(all.first_error.as_deref()),
     );
     ExitCode::SUCCESS
 }
