@@ -115,17 +115,16 @@ impl Answers {
             Pending::Ready(bytes) => out.extend_from_slice(&bytes),
             Pending::One(server, answer) => {
                 let bytes = wait(&server, answer, timeout).await;
-                out.extend_from_slice(bytes.as_ref().unwrap_or_else(|e| e));
+                return self.put(bytes.unwrap_or_else(|e| e), stream).await;
             }
             Pending::Values(server, answer, keys) => {
-                let bytes = wait(&server, answer, timeout).await;
-                let bytes = bytes.as_ref().unwrap_or_else(|e| e);
-                let found = values(bytes).count() as u64;
+                let bytes = wait(&server, answer, timeout).await.unwrap_or_else(|e| e);
+                let found = values(&bytes).count() as u64;
                 let counters = &server.counters;
                 counters.hits.fetch_add(found, Ordering::Relaxed);
                 let missed = (keys as u64).saturating_sub(found);
                 counters.misses.fetch_add(missed, Ordering::Relaxed);
-                out.extend_from_slice(bytes);
+                return self.put(bytes, stream).await;
             }
             Pending::Retrieval(retrieval) => {
                 let written = write_retrieval(*retrieval, timeout, out, stream);
@@ -137,6 +136,20 @@ impl Answers {
                 self.flush(stream).await;
                 return Served::Closed;
             }
+        }
+        if self.out.len() >= FLUSH {
+            return self.flush(stream).await;
+        }
+        Served::Open
+    }
+
+    /// Adds a server's answer to the output; a large one with nothing
+    /// before it is written as it is, not copied.
+    async fn put(&mut self, answer: Vec<u8>, stream: &mut TcpStream) -> Served {
+        if self.out.is_empty() && answer.len() >= FLUSH {
+            self.out = answer;
+        } else {
+            self.out.extend_from_slice(&answer);
         }
         if self.out.len() >= FLUSH {
             return self.flush(stream).await;
