@@ -8,7 +8,9 @@
 //!
 //! Every lookup goes the way an application's does: `AnyPlacement::build`
 //! with `Params::DEFAULT` (libmemcached's ketama), then
-//! `Keyed::new(placement, algorithm.default_hash())`. Each iteration
+//! `Keyed::new(placement, algorithm.default_hash())`; the nginx groups also
+//! time the same ring as its concrete type (`Keyed<Ring<Nginx>>`, the row
+//! `ringwise_concrete_owner`: what the enum's dispatch costs). Each iteration
 //! resolves all 4096 keys of a pre-built set, so criterion's time / 4096 is
 //! ns per key, and every row of a group sees the same keys. Before
 //! measuring, ringwise and pingora-ketama must pick the same server for
@@ -125,6 +127,21 @@ fn nginx(c: &mut Criterion) {
             }
         };
         rows.push(("ringwise_owner_prehashed", Box::new(prehashed)));
+        // The same ring as its concrete type, `Keyed<Ring<Nginx>>`: what
+        // the enum's dispatch costs on the one key path.
+        let AnyPlacement::Nginx(ring) = keyed.placement().clone() else {
+            unreachable!("built as nginx")
+        };
+        let concrete = Keyed::new(ring, Algorithm::Nginx.default_hash());
+        let concrete = {
+            let keys = &keys;
+            move || {
+                for key in keys {
+                    black_box(concrete.owner(black_box(key)));
+                }
+            }
+        };
+        rows.push(("ringwise_concrete_owner", Box::new(concrete)));
         let node = || {
             for key in &keys {
                 black_box(theirs.node(black_box(key.as_bytes())));

@@ -1,5 +1,8 @@
 //! Memory per point: heap bytes a ring of 100 nodes × 1000 vnodes holds,
-//! for ringwise, `hashring` 0.3.6 and `hash-rings` 1.1.0.
+//! for ringwise, `hashring` 0.3.6 and `hash-rings` 1.1.0; then bytes per
+//! node of a multi-probe placement (`MultiProbe`, 100 and 100,000 nodes
+//! `node-i`): everything it keeps, node table included, and its own
+//! lookup arrays (`heap_bytes`).
 //!
 //! Measured with a counting global allocator (`stats_alloc`): bytes
 //! allocated minus bytes freed while the ring is built and kept alive,
@@ -8,7 +11,7 @@
 
 use std::alloc::System;
 
-use ringwise::{Node, Placement, Ring, StableHash};
+use ringwise::{MultiProbe, Node, Placement, Ring, StableHash};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -72,4 +75,20 @@ fn main() {
     });
     report("hash-rings 1.1.0", bytes);
     drop(other);
+
+    for nodes in [100, 100_000] {
+        // The input list is made inside the measurement: the placement
+        // keeps its names and frees the list.
+        let (placement, bytes) = retained(|| {
+            let names = (0..nodes).map(|i| Node::new(format!("node-{i}")));
+            MultiProbe::new(names.collect(), MultiProbe::DEFAULT_PROBES).expect("valid nodes")
+        });
+        let per_node = |bytes: usize| bytes as f64 / nodes as f64;
+        println!(
+            "multiprobe, {nodes:>6} nodes: {:>6.2} bytes/node kept (node table included), \
+             {:>5.2} in its lookup arrays (heap_bytes)",
+            per_node(bytes as usize),
+            per_node(placement.heap_bytes()),
+        );
+    }
 }

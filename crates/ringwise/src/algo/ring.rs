@@ -289,7 +289,7 @@ impl<S: PointScheme> Ring<S> {
     fn insert(&self, node: Node, given: Option<Vec<u64>>) -> Result<Self, Error> {
         let fresh_given = given.is_some();
         let name = node.name.clone();
-        let ring = self.joined(node, given)?;
+        let (ring, fresh) = self.joined(node, given)?;
         if ring.scheme.shares_given_points() {
             return Ok(ring);
         }
@@ -304,15 +304,27 @@ impl<S: PointScheme> Ring<S> {
             ring.refuse_shared_given(|id, _| fresh_given && Some(id) == at)?;
             return Ok(ring);
         }
-        // The others' points were checked by their own build or join: a
-        // point of theirs is given when their scheme does not make it.
+        // The others' points were checked by their own build or join, so
+        // only the runs of equal points that hold one of the joiner's can
+        // break the rule: those are scanned, not the whole ring. A point
+        // of the others is given when their scheme does not make it.
         let mut made = Vec::new();
-        ring.refuse_shared_given(|id, point| {
+        let mut given = |id, point| {
             if Some(id) == at {
                 return fresh_given;
             }
             !ring.makes(id, point, &mut made)
-        })?;
+        };
+        for &point in &fresh {
+            let from = ring.index.lower_bound(&ring.entries, point);
+            let run = ring.entries[from..]
+                .iter()
+                .take_while(|e| e.point == point)
+                .count();
+            if run > 1 {
+                ring.refuse_shared_given_in(from..from + run, &mut given)?;
+            }
+        }
         Ok(ring)
     }
 
@@ -340,8 +352,17 @@ impl<S: PointScheme> Ring<S> {
     /// refuses a token on two nodes the same way). Points two made lists share
     /// (a hash collision) keep the tie rule. O(P): equal points are adjacent
     /// in ring order.
-    fn refuse_shared_given(&self, mut given: impl FnMut(NodeId, u64) -> bool) -> Result<(), Error> {
-        for pair in self.entries.windows(2) {
+    fn refuse_shared_given(&self, given: impl FnMut(NodeId, u64) -> bool) -> Result<(), Error> {
+        self.refuse_shared_given_in(0..self.entries.len(), given)
+    }
+
+    /// [`Ring::refuse_shared_given`] for the entries in `range` alone.
+    fn refuse_shared_given_in(
+        &self,
+        range: std::ops::Range<usize>,
+        mut given: impl FnMut(NodeId, u64) -> bool,
+    ) -> Result<(), Error> {
+        for pair in self.entries[range].windows(2) {
             let point = pair[0].point;
             if point != pair[1].point {
                 continue;
@@ -380,7 +401,9 @@ impl<S: PointScheme> Ring<S> {
         Ok(())
     }
 
-    fn joined(&self, node: Node, given: Option<Vec<u64>>) -> Result<Self, Error> {
+    /// The ring with `node` joined, and its points sorted (empty when every
+    /// point was made again).
+    fn joined(&self, node: Node, given: Option<Vec<u64>>) -> Result<(Self, Vec<u64>), Error> {
         let (nodes, at) = self.nodes.with(node.clone())?;
         let mut listed: Vec<u32> = self.listed.clone();
         listed.insert(at as usize, self.nodes.len() as u32);
@@ -394,7 +417,7 @@ impl<S: PointScheme> Ring<S> {
             let entries = generate(&self.scheme, &members, self.max_points, |id| {
                 if id == at { given.take() } else { None }
             })?;
-            return Ok(self.reassembled(nodes, listed, entries));
+            return Ok((self.reassembled(nodes, listed, entries), Vec::new()));
         }
         let mut fresh = match given {
             Some(points) => points,
@@ -418,10 +441,10 @@ impl<S: PointScheme> Ring<S> {
             };
             let mut entries: Vec<Entry> = self.entries.iter().map(shift).collect();
             entries.extend(fresh.iter().map(|&point| Entry { point, owner: at }));
-            return Ok(self.reassembled(nodes, listed, entries));
+            return Ok((self.reassembled(nodes, listed, entries), fresh));
         }
         let (entries, index) = self.index.joined(&self.entries, &fresh, at);
-        Ok(self.snapshot(nodes, listed, entries, index))
+        Ok((self.snapshot(nodes, listed, entries, index), fresh))
     }
 
     fn remove(&self, name: &str) -> Result<Self, Error> {

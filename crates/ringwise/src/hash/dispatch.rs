@@ -9,7 +9,8 @@
 //! cost about as much as the 2 ns hash: BENCHMARKS.md, "Core lookups").
 //! Both calls expand the one list in `with_function!`, so they cannot
 //! disagree. A block of `md5` keys goes through the eight-lane MD5
-//! (`md5_lanes.rs`), bit for bit the same points.
+//! (`md5_lanes.rs`), bit for bit the same points, and so does a block of
+//! ketama's `md5-le32` keys (the first state word of the same lanes).
 //!
 //! Cost: O(bytes) per key, no allocation.
 
@@ -17,8 +18,8 @@ use siphasher::sip::SipHasher24;
 
 use super::{
     KeyHasher, MD5_LANES, StableHash, cassandra_token, cell_key, crc32, djb2, fnv1a32_php, fnv1a64,
-    fnv1a64_twemproxy, key_slot, md5_le32, md5_prefix, md5_prefix_x8, murmur3_h1, sdbm,
-    token_point, varnish_key, varnish_req_hash, wt6,
+    fnv1a64_twemproxy, key_slot, md5_le32, md5_prefix, md5_x8, murmur3_h1, sdbm, token_point,
+    varnish_key, varnish_req_hash, wt6,
 };
 
 /// Runs `$body` with `$f` bound to the function `$hash` names: the one
@@ -107,8 +108,17 @@ impl KeyHasher for StableHash {
     }
 
     fn hash_each<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [u64]) {
-        if let StableHash::Md5 = self {
-            return md5_each(keys, out);
+        match self {
+            // The seed recipe's point: digest bytes 0..8 big-endian, that is
+            // `swap(a) << 32 | swap(b)` of the state words `a`, `b`.
+            StableHash::Md5 => {
+                return md5_each(keys, out, |[a, b, _, _]| {
+                    (u64::from(a.swap_bytes()) << 32) | u64::from(b.swap_bytes())
+                });
+            }
+            // Ketama's: digest bytes 0..4 little-endian, the word `a`.
+            StableHash::Md5Le32 => return md5_each(keys, out, |[a, _, _, _]| cell_key(a)),
+            _ => {}
         }
         with_function!(self, |f| {
             for (h, key) in out.iter_mut().zip(keys) {
@@ -118,19 +128,24 @@ impl KeyHasher for StableHash {
     }
 }
 
-/// The seed recipe's points eight keys at a time through the lanes of
-/// `hash/md5_lanes.rs` (2.5–3.4× the one-at-a-time MD5 on short keys). A
-/// batch of eight costs as much as its longest key, so a block mixing one
-/// long key with short ones hashes up to eight times its bytes; still
-/// O(bytes) per block, and no allocation.
-fn md5_each<K: AsRef<[u8]>>(keys: &[K], out: &mut [u64]) {
+/// The MD5 hashes (`md5`, ketama's `md5-le32`) eight keys at a time
+/// through the lanes of `hash/md5_lanes.rs` (2.5–3.4× the one-at-a-time
+/// MD5 on short keys); `value` makes each key's hash from its four state
+/// words. A batch of eight costs as much as its longest key, so a block
+/// mixing one long key with short ones hashes up to eight times its bytes;
+/// still O(bytes) per block, and no allocation.
+#[inline]
+fn md5_each<K: AsRef<[u8]>>(keys: &[K], out: &mut [u64], value: impl Fn([u32; 4]) -> u64) {
     let n = keys.len().min(out.len());
     for (keys, out) in keys[..n]
         .chunks(MD5_LANES)
         .zip(out[..n].chunks_mut(MD5_LANES))
     {
         let lanes = std::array::from_fn(|l| keys.get(l).map_or(&[][..], AsRef::as_ref));
-        out.copy_from_slice(&md5_prefix_x8(lanes)[..out.len()]);
+        let words = md5_x8(lanes);
+        for (h, &w) in out.iter_mut().zip(&words) {
+            *h = value(w);
+        }
     }
 }
 

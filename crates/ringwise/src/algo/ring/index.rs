@@ -123,32 +123,6 @@ impl BucketIndex {
         index
     }
 
-    /// The index of `entries` (sorted) from `start[k]`, the position of
-    /// the first entry in bucket `k` or above (`2^b + 1` of them): one
-    /// branch-free step per bucket, no entry read but one per bucket.
-    fn from_starts(entries: &[Entry], start: &[u32], shift: u32, ids: Vec<NodeId>) -> Self {
-        if entries.is_empty() {
-            return BucketIndex::new(entries, ids);
-        }
-        let base: Vec<u32> = start.iter().step_by(GROUP).copied().collect();
-        let slots = start
-            .windows(2)
-            .enumerate()
-            .map(|(k, pair)| {
-                let (first, next) = (pair[0] as usize, pair[1] as usize);
-                let empty = owner_slot(ids[first_owner(entries, first) as usize]);
-                let full = offset_slot(first - base[k >> GROUP_BITS] as usize);
-                if next > first { full } else { empty }
-            })
-            .collect();
-        BucketIndex {
-            slots,
-            base,
-            shift,
-            ids,
-        }
-    }
-
     /// The id of the node labelled `label`.
     #[inline]
     pub(super) fn id(&self, label: NodeId) -> NodeId {
@@ -666,29 +640,75 @@ fn renumbered(slots: &[u16], at: NodeId, grow: bool) -> Vec<u16> {
 /// their index; `ids` maps their owners (labels) to ids.
 ///
 /// A counting sort on the index's bucket bits puts each entry into its
-/// bucket; the buckets, a few entries each, are then sorted on their own.
+/// bucket; then one pass over the buckets, from the last down, sorts each
+/// (a few entries: two are swapped without a branch, more go to an
+/// insertion sort) and writes its slot. Downwards, an empty bucket's owner
+/// (the first entry after it) is in a bucket already sorted; the ring's
+/// first bucket, which the empty buckets after the last point own, is
+/// sorted before the pass.
 pub(super) fn sort_entries(entries: Vec<Entry>, ids: Vec<NodeId>) -> (Vec<Entry>, BucketIndex) {
-    let shift = 64 - bucket_bits(entries.len());
+    if entries.is_empty() {
+        return (entries, BucketIndex::new(&[], ids));
+    }
+    let len = entries.len();
+    let shift = 64 - bucket_bits(len);
+    let buckets = 1usize << (64 - shift);
     let bucket = |e: &Entry| (e.point >> shift) as usize;
-    let mut start = vec![0u32; (1 << (64 - shift)) + 1];
+    // `end[k + 1]` counts bucket k, then (summed) is where bucket k ends;
+    // the scatter fills each bucket from its end, moving `end[k + 1]` back
+    // to where bucket k starts.
+    let mut end = vec![0u32; buckets + 1];
     for e in &entries {
-        start[bucket(e) + 1] += 1;
+        end[bucket(e) + 1] += 1;
     }
-    for k in 1..start.len() {
-        start[k] += start[k - 1];
+    for k in 1..end.len() {
+        end[k] += end[k - 1];
     }
-    let mut next = start.clone();
-    let mut sorted = vec![Entry { point: 0, owner: 0 }; entries.len()];
+    let mut sorted = vec![Entry { point: 0, owner: 0 }; len];
     for e in entries {
-        let slot = &mut next[bucket(&e)];
-        sorted[*slot as usize] = e;
-        *slot += 1;
+        let place = &mut end[bucket(&e) + 1];
+        sorted[(*place - 1) as usize] = e;
+        *place -= 1;
     }
-    for k in 0..start.len() - 1 {
-        sort_small(&mut sorted[start[k] as usize..start[k + 1] as usize]);
+    // Now `end[k + 1]` is bucket k's start: shifted down, `start[k]` is.
+    end.rotate_left(1);
+    end[buckets] = len as u32;
+    let start = end;
+    let first = start.iter().position(|&s| s > 0).map_or(buckets, |k| k - 1);
+    sort_small(&mut sorted[..start[first + 1] as usize]);
+    let wrap = ids[sorted[0].owner as usize];
+    let base: Vec<u32> = start.iter().step_by(GROUP).copied().collect();
+    let mut slots = vec![0u16; buckets];
+    for k in (0..buckets).rev() {
+        let (lo, hi) = (start[k] as usize, start[k + 1] as usize);
+        sort_bucket(&mut sorted, lo, hi);
+        let owner = sorted.get(lo).map_or(wrap, |e| ids[e.owner as usize]);
+        let empty = owner_slot(owner);
+        let full = offset_slot(lo - base[k >> GROUP_BITS] as usize);
+        slots[k] = if hi > lo { full } else { empty };
     }
-    let index = BucketIndex::from_starts(&sorted, &start, shift, ids);
+    let index = BucketIndex {
+        slots,
+        base,
+        shift,
+        ids,
+    };
     (sorted, index)
+}
+
+/// Sorts the bucket `entries[lo..hi]`: two entries by a swap without a
+/// branch on their order (a coin flip), more by [`sort_small`].
+#[inline]
+fn sort_bucket(entries: &mut [Entry], lo: usize, hi: usize) {
+    if hi - lo == 2 {
+        let key = |e: Entry| (u128::from(e.point) << 32) | u128::from(e.owner);
+        let (a, b) = (entries[lo], entries[lo + 1]);
+        let swap = key(b) < key(a);
+        entries[lo] = [a, b][usize::from(swap)];
+        entries[lo + 1] = [b, a][usize::from(swap)];
+    } else if hi - lo > 2 {
+        sort_small(&mut entries[lo..hi]);
+    }
 }
 
 /// Insertion sort for the usual bucket of a few entries; the standard sort

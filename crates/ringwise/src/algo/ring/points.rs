@@ -191,23 +191,41 @@ impl<H: KeyHasher + Clone + fmt::Debug + Send + Sync> PointScheme for Vnodes<H> 
 
     /// `hash("name#i")`, `TEXTS` texts hashed at a time through
     /// `hash_each` (for md5 that is eight lanes at once, the largest part
-    /// of building an md5 ring).
+    /// of building an md5 ring). The texts live in one buffer, a slot of
+    /// `"name#"` and room for 20 digits each, written once per node; a
+    /// round rewrites only each slot's digits (no copy of the text, no
+    /// allocation per text).
     fn points(&self, node: &Node, count: u64, out: &mut Vec<u64>) -> Result<(), Error> {
-        let mut texts: Vec<Vec<u8>> = Vec::with_capacity(TEXTS.min(count as usize));
-        let mut filled = 0;
-        numbered_texts(node.name.as_bytes(), b"#", count, |text| {
-            if filled == texts.len() {
-                texts.push(Vec::new());
+        let name = node.name.as_bytes();
+        let head = name.len() + 1;
+        let stride = head + DIGITS;
+        let lanes = (TEXTS as u64).min(count) as usize;
+        let mut slots = vec![0u8; lanes * stride];
+        for slot in slots.chunks_exact_mut(stride) {
+            slot[..name.len()].copy_from_slice(name);
+            slot[name.len()] = b'#';
+        }
+        let mut lens = [0usize; TEXTS];
+        let mut hashes = [0u64; TEXTS];
+        out.reserve(count as usize);
+        let mut done = 0u64;
+        while done < count {
+            let n = (count - done).min(lanes as u64) as usize;
+            for (j, (slot, len)) in slots
+                .chunks_exact_mut(stride)
+                .zip(&mut lens[..n])
+                .enumerate()
+            {
+                *len = head + write_decimal(&mut slot[head..], done + j as u64);
             }
-            texts[filled].clear();
-            texts[filled].extend_from_slice(text);
-            filled += 1;
-            if filled == TEXTS {
-                hash_texts(&self.hasher, &texts, out);
-                filled = 0;
-            }
-        });
-        hash_texts(&self.hasher, &texts[..filled], out);
+            let texts: [&[u8]; TEXTS] = std::array::from_fn(|j| match j < n {
+                true => &slots[j * stride..j * stride + lens[j]],
+                false => &[],
+            });
+            self.hasher.hash_each(&texts[..n], &mut hashes[..n]);
+            out.extend_from_slice(&hashes[..n]);
+            done += n as u64;
+        }
         Ok(())
     }
 }
@@ -215,12 +233,24 @@ impl<H: KeyHasher + Clone + fmt::Debug + Send + Sync> PointScheme for Vnodes<H> 
 /// Point texts hashed together by [`Vnodes::points`].
 const TEXTS: usize = 64;
 
-/// Appends the hashes of `texts` (at most [`TEXTS`]) to `out`.
-fn hash_texts<H: KeyHasher>(hasher: &H, texts: &[Vec<u8>], out: &mut Vec<u64>) {
-    let mut hashes = [0u64; TEXTS];
-    let hashes = &mut hashes[..texts.len()];
-    hasher.hash_each(texts, hashes);
-    out.extend_from_slice(hashes);
+/// The most decimal digits of a `u64`.
+const DIGITS: usize = 20;
+
+/// Writes `n` in decimal at the start of `out` (at least [`DIGITS`] long),
+/// as `format!("{n}")` would; returns the number of digits.
+fn write_decimal(out: &mut [u8], n: u64) -> usize {
+    let mut len = 1;
+    let mut rest = n / 10;
+    while rest > 0 {
+        rest /= 10;
+        len += 1;
+    }
+    let mut rest = n;
+    for digit in out[..len].iter_mut().rev() {
+        *digit = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    len
 }
 
 /// No generator: every node's points are given explicitly.
@@ -308,6 +338,29 @@ mod tests {
         for n in 0..=100_000u64 {
             assert_eq!(buf, format!("node#{n}").into_bytes());
             increment_decimal(&mut buf, 5);
+        }
+    }
+
+    #[test]
+    fn decimals_are_written_like_format() {
+        let mut buf = [0u8; DIGITS];
+        for n in (0..100_000u64).chain([u64::MAX, u64::MAX / 7, 10u64.pow(19), 10u64.pow(19) - 1]) {
+            let len = write_decimal(&mut buf, n);
+            assert_eq!(&buf[..len], n.to_string().as_bytes());
+        }
+    }
+
+    #[test]
+    fn vnode_points_are_the_hashes_of_the_texts() {
+        let scheme = Vnodes::new(1, StableHash::Xxh3).expect("valid");
+        for count in [1, 63, 64, 65, 200] {
+            let mut out = Vec::new();
+            scheme
+                .points(&Node::new("cache-a"), count, &mut out)
+                .expect("points");
+            let texts = (0..count).map(|i| format!("cache-a#{i}"));
+            let expected: Vec<u64> = texts.map(|t| StableHash::Xxh3.hash(t.as_bytes())).collect();
+            assert_eq!(out, expected, "{count} points");
         }
     }
 
