@@ -109,13 +109,12 @@ impl Answers {
             return Served::Open;
         };
         self.owed -= weight;
-        let out = &mut self.out;
         match next {
-            Pending::Now(text) => out.extend_from_slice(text),
-            Pending::Ready(bytes) => out.extend_from_slice(&bytes),
+            Pending::Now(text) => self.out.extend_from_slice(text),
+            Pending::Ready(bytes) => self.put(bytes),
             Pending::One(server, answer) => {
                 let bytes = wait(&server, answer, timeout).await;
-                return self.put(bytes.unwrap_or_else(|e| e), stream).await;
+                self.put(bytes.unwrap_or_else(|e| e));
             }
             Pending::Values(server, answer, keys) => {
                 let bytes = wait(&server, answer, timeout).await.unwrap_or_else(|e| e);
@@ -124,10 +123,10 @@ impl Answers {
                 counters.hits.fetch_add(found, Ordering::Relaxed);
                 let missed = (keys as u64).saturating_sub(found);
                 counters.misses.fetch_add(missed, Ordering::Relaxed);
-                return self.put(bytes, stream).await;
+                self.put(bytes);
             }
             Pending::Retrieval(retrieval) => {
-                let written = write_retrieval(*retrieval, timeout, out, stream);
+                let written = write_retrieval(*retrieval, timeout, &mut self.out, stream);
                 if Box::pin(written).await.is_err() {
                     return Served::Closed;
                 }
@@ -143,18 +142,14 @@ impl Answers {
         Served::Open
     }
 
-    /// Adds a server's answer to the output; a large one with nothing
-    /// before it is written as it is, not copied.
-    async fn put(&mut self, answer: Vec<u8>, stream: &mut TcpStream) -> Served {
+    /// Adds an answer to the output; a large one with nothing before it
+    /// becomes the output as it is, not copied.
+    fn put(&mut self, answer: Vec<u8>) {
         if self.out.is_empty() && answer.len() >= FLUSH {
             self.out = answer;
         } else {
             self.out.extend_from_slice(&answer);
         }
-        if self.out.len() >= FLUSH {
-            return self.flush(stream).await;
-        }
-        Served::Open
     }
 
     /// Writes the output.

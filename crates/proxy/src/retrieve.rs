@@ -217,15 +217,6 @@ impl Retrieve {
         }
     }
 
-    /// `get`, or `gat <exptime>`.
-    fn head(&self) -> Vec<u8> {
-        let mut head = self.command.word().to_vec();
-        if let Some(exptime) = self.exptime {
-            head.extend_from_slice(format!(" {exptime}").as_bytes());
-        }
-        head
-    }
-
     /// Plans the next part from where the current one ends; false when
     /// no key is left.
     fn plan(&mut self) -> bool {
@@ -236,7 +227,7 @@ impl Retrieve {
         let start = at;
         // Every owner's line is at most the head, all the part's distinct
         // keys and `\r\n`.
-        let mut line = self.head().len() + 2;
+        let mut line = head(self.command, self.exptime).len() + 2;
         loop {
             at += self.text[at..].iter().take_while(|&&b| b == b' ').count();
             if at == self.text.len() {
@@ -289,7 +280,7 @@ impl Retrieve {
 
     /// Sends the part's lines, in `batch` or at once.
     fn send_part(&mut self, mut batch: Option<&mut Batch>) {
-        let head = self.head();
+        let head = head(self.command, self.exptime);
         for (index, (server, reply)) in self.owners.iter_mut().enumerate() {
             let mut line = head.clone();
             for asked in self.asked.iter().filter(|a| a.owner == Some(index)) {
@@ -491,13 +482,7 @@ async fn copy(
         block.extend_from_slice(b"\r\n");
         return Some(block);
     }
-    let mut again = command.word().to_vec();
-    if let Some(exptime) = exptime {
-        again.extend_from_slice(format!(" {exptime}").as_bytes());
-    }
-    again.push(b' ');
-    again.extend_from_slice(key);
-    again.extend_from_slice(b"\r\n");
+    let again = one_key(command, exptime, key);
     let answer = ask(owner, client, &again, Expect::Values, timeout).await?;
     values(&answer).next().map(|(_, block)| block.to_vec())
 }
@@ -514,4 +499,22 @@ async fn hot_copy(
     let copy = meta_copy(owner, client, key, timeout).await?;
     copy_to(replica, client, key, &copy, timeout).await;
     Some(copy)
+}
+
+/// `get`, or `gat <exptime>`: a retrieval line's head.
+fn head(command: Retrieval, exptime: Option<i32>) -> Vec<u8> {
+    let mut head = command.word().to_vec();
+    if let Some(exptime) = exptime {
+        head.extend_from_slice(format!(" {exptime}").as_bytes());
+    }
+    head
+}
+
+/// The retrieval line of one key: `<head> <key>\r\n`.
+pub fn one_key(command: Retrieval, exptime: Option<i32>, key: &[u8]) -> Vec<u8> {
+    let mut line = head(command, exptime);
+    line.push(b' ');
+    line.extend_from_slice(key);
+    line.extend_from_slice(b"\r\n");
+    line
 }
