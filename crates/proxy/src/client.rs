@@ -53,7 +53,7 @@ use crate::exchange::{Batch, line};
 use crate::pool::Pool;
 use crate::request::{Limits, Request, Retrieval, TOO_LARGE, parse};
 use crate::response::Expect;
-use crate::retrieve::{Pending, Retrieve};
+use crate::retrieve::{Pending, Retrieve, one_key};
 use crate::write::{Write, invalidate, locked_write};
 
 /// How many values the answers one client awaits may hold (its budget):
@@ -121,6 +121,17 @@ struct Busy<'a> {
     quit: bool,
 }
 
+/// Where parsing stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Parsed {
+    /// At the end of what was read (or at an unfinished request).
+    All,
+    /// At a request the client's budget has no room for yet.
+    Budget,
+    /// The client's socket failed.
+    Closed,
+}
+
 /// What a request comes to.
 enum Routed {
     /// An answer to queue, with the budget it takes.
@@ -159,12 +170,19 @@ impl Busy<'_> {
                     Err(_) => self.eof = true,
                 }
             }
-            if self.parse(stream).await == Served::Closed {
+            let parsed = self.parse(stream).await;
+            if parsed == Parsed::Closed {
                 return None;
             }
             self.batch.flush();
             if self.answers.write_ready(stream, timeout).await == Served::Closed {
                 return None;
+            }
+            // Answers the proxy gave itself were there at once: their
+            // budget is back, and what waited for it is parsed now, not
+            // after more bytes that may never come.
+            if parsed == Parsed::Budget && self.answers.owed() < PIPELINE {
+                continue;
             }
             if self.answers.is_empty() {
                 // With nothing awaited, what is left unparsed is an
@@ -198,10 +216,11 @@ impl Busy<'_> {
     }
 
     /// Parses and routes what was read, as far as the budget allows.
-    async fn parse(&mut self, stream: &mut TcpStream) -> Served {
+    async fn parse(&mut self, stream: &mut TcpStream) -> Parsed {
         // Out of `self` while its requests, which borrow it, are routed.
         let mut buf = std::mem::take(&mut self.buf);
         let mut start = 0;
+        let mut stopped = Parsed::All;
         while start < buf.len() && !self.quit {
             if self.swallow > 0 {
                 let dropped = self.swallow.min(buf.len() - start);
@@ -210,6 +229,7 @@ impl Busy<'_> {
                 continue;
             }
             if self.answers.owed() >= PIPELINE {
+                stopped = Parsed::Budget;
                 break;
             }
             let Some((request, used)) = parse(&buf[start..], &self.settings.limits) else {
@@ -224,7 +244,7 @@ impl Busy<'_> {
                     self.batch.flush();
                     let timeout = self.settings.timeout;
                     if self.answers.write_all(stream, timeout).await == Served::Closed {
-                        return Served::Closed;
+                        return Parsed::Closed;
                     }
                 }
                 Routed::Nothing => {}
@@ -232,14 +252,14 @@ impl Busy<'_> {
                     self.answers.push(Pending::Close, 1);
                     self.quit = true;
                 }
-                Routed::Closed => return Served::Closed,
+                Routed::Closed => return Parsed::Closed,
             }
         }
         buf.drain(..start);
         if !buf.is_empty() && !self.quit {
             self.buf = buf;
         }
-        Served::Open
+        stopped
     }
 
     /// Routes one request: queues it on its servers (or answers it here)
@@ -324,13 +344,7 @@ impl Busy<'_> {
                 match (spread, single) {
                     (Some(retrieve), _) => retrieve.send(&mut self.batch),
                     (None, Some((owner, key))) => {
-                        let mut line = command.word().to_vec();
-                        if let Some(exptime) = exptime {
-                            line.extend_from_slice(format!(" {exptime}").as_bytes());
-                        }
-                        line.push(b' ');
-                        line.extend_from_slice(key);
-                        line.extend_from_slice(b"\r\n");
+                        let line = one_key(command, exptime, key);
                         let answer = self.batch.send(owner, self.client, &line, Expect::Values);
                         Pending::Values(owner.clone(), answer, 1)
                     }

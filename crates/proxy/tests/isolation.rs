@@ -189,6 +189,20 @@ fn pipelined_multi_key_gets_hold_at_most_the_clients_budget() {
 }
 
 #[test]
+fn a_pipeline_longer_than_the_budget_of_answers_the_proxy_gives_itself_is_all_answered() {
+    // 300 unknown commands in one write: the proxy answers each itself
+    // (`ERROR`), 128 at a time (the client's budget); the rest, and the
+    // `mn` after them, must not wait for bytes the client will not send.
+    let dir = crate::process::scratch_dir("ringwise-proxy-own-answers");
+    let servers: Vec<Server> = (0..1).map(|_| memcached()).collect();
+    let file = cluster_file(&dir, "ring", &servers);
+    let proxied = proxy(&["--cluster", &file]);
+    let answer = exchange(proxied.port, &b"bogus\r\n".repeat(300));
+    assert_eq!(answer, b"ERROR\r\n".repeat(300));
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
 fn retrievals_of_many_repeated_keys_answer_as_memcached() {
     let dir = crate::process::scratch_dir("ringwise-proxy-many-keys");
     let direct = memcached();
